@@ -1,0 +1,232 @@
+"""The generic error classifier: the answer when no provider plugin recognised an error.
+
+It reads only plain properties — ``status``/``status_code``, ``code``, ``type``,
+``error.type``, ``body``, the message, ``Retry-After`` headers and the ``__cause__``
+chain — so it classifies any SDK's or transport's errors without importing them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import errno
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..errors import ErrorClass, ModelError
+from ..plugins import hookimpl
+from ..types import Route
+
+CONTEXT_PHRASES = (
+    "prompt is too long",
+    "context length",
+    "context_length_exceeded",
+    "maximum context length",
+    "exceeds the available context size",
+    "context window",
+    "too many tokens",
+    "input is too long",
+    "reduce the length",
+)
+TRANSIENT_CODES = {
+    "ECONNRESET",
+    "ETIMEDOUT",
+    "EPIPE",
+    "ECONNABORTED",
+    "EHOSTUNREACH",
+    "ENETUNREACH",
+    "EAI_AGAIN",
+    "UND_ERR_SOCKET",
+}
+TRANSIENT_NAMES = (
+    "Timeout",
+    "ReadError",
+    "WriteError",
+    "RemoteProtocolError",
+    "APIConnectionError",
+    "ProtocolError",
+    "IncompleteRead",
+)
+TRANSIENT_PHRASES = ("socket hang up", "terminated", "connection reset", "server disconnected")
+
+
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        if isinstance(current, BaseExceptionGroup):
+            for inner in current.exceptions:
+                yield from _chain(inner)
+        current = current.__cause__ or current.__context__
+
+
+def _get(obj: Any, *path: str) -> Any:
+    for name in path:
+        if obj is None:
+            return None
+        obj = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+    return obj
+
+
+def status_of(error: BaseException) -> int | None:
+    for candidate in (
+        _get(error, "status_code"),
+        _get(error, "status"),
+        _get(error, "response", "status_code"),
+    ):
+        if isinstance(candidate, int) and not isinstance(candidate, bool):
+            return candidate
+    return None
+
+
+def error_type_of(error: BaseException) -> str | None:
+    for candidate in (
+        _get(error, "type"),
+        _get(error, "error", "type"),
+        _get(error, "body", "error", "type"),
+        _get(error, "body", "type"),
+    ):
+        if isinstance(candidate, str):
+            return candidate
+    return None
+
+
+def _headers(error: BaseException) -> Any:
+    return _get(error, "headers") or _get(error, "response", "headers")
+
+
+def retry_after_of(error: BaseException, now: float | None = None) -> float | None:
+    """Seconds the server asked us to wait: ``retry-after-ms``, ``Retry-After`` as
+    seconds or as an HTTP date, or an explicit ``retry_after`` attribute."""
+    explicit = _get(error, "retry_after")
+    if isinstance(explicit, int | float) and not isinstance(explicit, bool):
+        return max(0.0, float(explicit))
+    headers = _headers(error)
+    if headers is None:
+        return None
+    try:
+        millis = headers.get("retry-after-ms")
+        if millis is not None:
+            return max(0.0, float(millis) / 1000)
+        value = headers.get("retry-after")
+    except (AttributeError, TypeError, ValueError):
+        return None
+    return parse_retry_after(value, now)
+
+
+def parse_retry_after(value: Any, now: float | None = None) -> float | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def classify(error: BaseException) -> ErrorClass:
+    """Classify any exception from its plain properties."""
+    if isinstance(error, ModelError):
+        return error.error_class
+    for item in _chain(error):
+        if isinstance(item, asyncio.CancelledError | KeyboardInterrupt | GeneratorExit):
+            return ErrorClass(kind="aborted", reason="the call was cancelled")
+    status = status_of(error)
+    etype = error_type_of(error)
+    text = " ".join(str(e) for e in _chain(error)).lower()
+    retry_after = retry_after_of(error)
+    if any(p in text for p in CONTEXT_PHRASES) and (status in (None, 400, 413, 422) or etype):
+        return ErrorClass(
+            kind="context_overflow",
+            status=status,
+            reason="the prompt is longer than the model's context window",
+        )
+    if status == 429 or etype in ("rate_limit_error", "rate_limit_exceeded"):
+        return ErrorClass(
+            kind="rate_limit",
+            retryable=True,
+            fallback=True,
+            retry_after=retry_after,
+            status=status,
+            reason="rate limited",
+        )
+    if status == 529 or etype == "overloaded_error":
+        return ErrorClass(
+            kind="overloaded",
+            retryable=True,
+            fallback=True,
+            retry_after=retry_after,
+            status=status,
+            reason="the provider is overloaded",
+        )
+    if status in (500, 502, 503, 504) or etype == "api_error":
+        return ErrorClass(
+            kind="transient",
+            retryable=True,
+            fallback=True,
+            retry_after=retry_after,
+            status=status,
+            reason=f"server error {status}" if status else "server error",
+        )
+    if status in (408, 409):
+        return ErrorClass(
+            kind="transient",
+            retryable=True,
+            fallback=status == 408,
+            retry_after=retry_after,
+            status=status,
+            reason="request timeout" if status == 408 else "conflict",
+        )
+    if status in (401, 403) or etype in ("authentication_error", "permission_error"):
+        return ErrorClass(
+            kind="auth",
+            fallback=True,
+            status=status,
+            reason="authentication failed" if status != 403 else "permission denied",
+        )
+    if status == 402 or etype in ("insufficient_quota", "billing_error"):
+        return ErrorClass(kind="quota", fallback=True, status=status, reason="quota exhausted")
+    if status == 404 or etype == "not_found_error":
+        return ErrorClass(kind="not_found", fallback=True, status=status, reason="model not found")
+    if status == 413:
+        return ErrorClass(kind="context_overflow", status=status, reason="request too large")
+    if "content_filter" in text or "content policy" in text or "content_policy" in text:
+        return ErrorClass(kind="content_filter", status=status, reason="blocked by a content filter")
+    if status is not None and 400 <= status < 500:
+        return ErrorClass(kind="bad_request", status=status, reason=f"bad request ({status})")
+    for item in _chain(error):
+        if isinstance(item, ConnectionRefusedError) or _get(item, "errno") == errno.ECONNREFUSED:
+            return ErrorClass(kind="unreachable", fallback=True, reason="connection refused")
+        code = _get(item, "code")
+        name = type(item).__name__
+        if (
+            isinstance(item, ConnectionError | TimeoutError)
+            or (isinstance(code, str) and code in TRANSIENT_CODES)
+            or any(n in name for n in TRANSIENT_NAMES)
+        ):
+            return ErrorClass(
+                kind="transient",
+                retryable=True,
+                fallback=True,
+                reason="timed out" if "imeout" in name else "connection lost",
+            )
+    if any(p in text for p in TRANSIENT_PHRASES):
+        return ErrorClass(kind="transient", retryable=True, fallback=True, reason="connection lost")
+    if status is not None and status >= 500:
+        return ErrorClass(
+            kind="transient", retryable=True, fallback=True, status=status, reason=f"server error {status}"
+        )
+    return ErrorClass(kind="other", reason=type(error).__name__)
+
+
+@hookimpl(trylast=True)
+def modelplug_classify_error(error: BaseException, route: Route | None) -> Any:
+    return classify(error)

@@ -1,0 +1,105 @@
+"""The ``echo`` model: streams the last user message back word by word.
+
+Deterministic and free, it needs no key and no network: the README's first command runs
+on it when no model is configured. Its tokens are words (a run of non-space characters
+with the spaces before it), so its usage is exact: input counts the system prompt and
+every text block sent, output counts the words echoed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from decimal import Decimal
+
+from ..plugins import hookimpl
+from ..settings import Settings
+from ..types import (
+    Done,
+    Endpoint,
+    Event,
+    Message,
+    ModelInfo,
+    Price,
+    Request,
+    Response,
+    Route,
+    TextBlock,
+    TextDelta,
+    ToolResultBlock,
+    Usage,
+)
+
+PROVIDER = "echo"
+_WORD = re.compile(r"\s*\S+|\s+$")
+
+
+def words(text: str) -> list[str]:
+    """Split text into echo tokens; joining them gives the text back."""
+    return _WORD.findall(text)
+
+
+def _count_request(request: Request) -> int:
+    total = len(words(request.system or ""))
+    for message in request.messages:
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                total += len(words(block.text))
+            elif isinstance(block, ToolResultBlock):
+                total += len(words(block.text))
+    return total
+
+
+@hookimpl(trylast=True)
+def modelplug_resolve(spec: str, settings: Settings) -> Route | None:
+    provider, _, model = spec.partition("/")
+    if provider != PROVIDER:
+        return None
+    return Route(
+        provider=PROVIDER,
+        model=model or "echo",
+        endpoint=Endpoint(type="echo", local=True),
+        info=ModelInfo(
+            context_window=1_000_000,
+            max_output_tokens=1_000_000,
+            supports_tools=False,
+            price=Price(input=Decimal(0), output=Decimal(0)),
+            price_source="echo (free)",
+        ),
+    )
+
+
+@hookimpl(trylast=True)
+def modelplug_providers() -> list[str]:
+    return [PROVIDER]
+
+
+async def _echo(route: Route, request: Request) -> AsyncIterator[Event]:
+    last = next((m for m in reversed(request.messages) if m.role == "user"), None)
+    reply = last.text if last is not None else ""
+    pieces = words(reply)
+    if request.max_tokens is not None and len(pieces) > request.max_tokens:
+        pieces = pieces[: request.max_tokens]
+        stop = "max_tokens"
+    else:
+        stop = "end_turn"
+    for piece in pieces:
+        yield TextDelta(text=piece)
+    text = "".join(pieces)
+    yield Done(
+        response=Response(
+            message=Message(
+                role="assistant", content=[TextBlock(text=text)] if text else [], model=route.name
+            ),
+            stop_reason=stop,  # type: ignore[arg-type]
+            usage=Usage(input=_count_request(request), output=len(pieces)),
+            model=route.name,
+        )
+    )
+
+
+@hookimpl(trylast=True)
+def modelplug_stream(route: Route, request: Request) -> AsyncIterator[Event] | None:
+    if route.provider != PROVIDER:
+        return None
+    return _echo(route, request)

@@ -1,0 +1,606 @@
+"""The Client: resolve -> stream -> Done, cost attachment, errors, and sync facades.
+
+Async first. The sync facades drive the same async code on a private event loop kept
+per thread, handing over every event that is ready at once, so a stream pays one loop
+round trip per network read rather than one per event. Inside a running event loop (a
+Jupyter cell) they run on a background thread instead, so they never deadlock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import threading
+import weakref
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from queue import Queue
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from .errors import (
+    ErrorClass,
+    ModelError,
+    ModelplugError,
+    NoProviderError,
+    RequestError,
+    UnknownProviderError,
+)
+from .held_text import HeldText
+from .plugins import PluginHost, PluginInfo
+from .redact import redact
+from .settings import BUILTIN_ROLES, ModelplugWarning, Settings, load_settings
+from .types import (
+    Cost,
+    Done,
+    Event,
+    Message,
+    ModelInfo,
+    Notice,
+    Request,
+    RequestLike,
+    Response,
+    Route,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolSpec,
+    Usage,
+)
+
+__all__ = ["Client", "EventCallback"]
+
+log = logging.getLogger("modelplug")
+T = TypeVar("T")
+EventCallback = Callable[[Event], None]
+ECHO_NOTE = (
+    "modelplug: no model chosen, so the built-in echo model answers. Choose one with "
+    "-m provider/model, MODELPLUG_MODEL, or model = \"provider/model\" in your settings."
+)
+
+
+class Client:
+    """A modelplug client: a plugin host plus settings.
+
+    :param model: the default model spec for calls that name none.
+    :param plugins: plugin objects (modules or instances with ``@hookimpl`` functions) to
+        register, and plugin names (strings) that form an explicit allow-list.
+    :param disable: plugin names to disable (the last word on toggles).
+    :param settings: ready-made Settings (otherwise read from the files and environment).
+    :param config: explicit settings (same keys as the TOML files); they win.
+    :param user_config: the user's settings file (default: MODELPLUG_CONFIG or the
+        platform's config directory).
+    :param project_dir: where to look for the project file (default: the cwd).
+    :param environ: the environment to read (default: ``os.environ``).
+    :param entry_points: False loads no installed plugin (for tests).
+    :param strict: make a plugin that fails to load fatal.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        plugins: Sequence[object | str] = (),
+        disable: Sequence[str] = (),
+        settings: Settings | None = None,
+        config: Mapping[str, Any] | None = None,
+        user_config: Path | str | None = None,
+        project_dir: Path | str | None = None,
+        environ: Mapping[str, str] | None = None,
+        entry_points: bool = True,
+        strict: bool | None = None,
+    ) -> None:
+        self.settings = settings or load_settings(
+            user_path=user_config, project_dir=project_dir, environ=environ, explicit=config
+        )
+        self.host = PluginHost(
+            self.settings,
+            explicit=plugins,
+            disable=disable,
+            entry_points=entry_points,
+            strict=strict,
+        )
+        self.hook = self.host.hook
+        self.default_model = model
+        self._http: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Any]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._local = threading.local()
+        self._background: tuple[asyncio.AbstractEventLoop, threading.Thread] | None = None
+        self._echo_noted = False
+        self._warn_unknown_sections()
+
+    # -- plugins ---------------------------------------------------------------------
+
+    def register(self, plugin: object, name: str | None = None) -> PluginInfo:
+        """Register a plugin object on this client."""
+        return self.host.add(plugin, name)
+
+    def unregister(self, plugin: object) -> None:
+        self.host.remove(plugin)
+
+    def plugins(self) -> list[PluginInfo]:
+        """Every plugin known to this client, enabled or not, and why."""
+        return self.host.listing()
+
+    def providers(self) -> list[str]:
+        """Every provider name the enabled plugins serve."""
+        names: set[str] = set()
+        for result in self.hook.modelplug_providers(settings=self.settings):
+            names.update(result or [])
+        return sorted(names)
+
+    def _warn_unknown_sections(self) -> None:
+        known = {p.name for p in self.host.infos}
+        known |= {p.name.removeprefix("modelplug-") for p in self.host.infos}
+        for section in self.settings.options:
+            if section not in known:
+                import warnings
+
+                warnings.warn(
+                    f"unknown settings section [{section}]: no installed plugin is named "
+                    f"{section!r} (installed: {', '.join(sorted(known))})",
+                    ModelplugWarning,
+                    stacklevel=3,
+                )
+
+    # -- resolution ------------------------------------------------------------------
+
+    def choose_model(self, spec: str | None = None) -> str:
+        """The spec to use: the argument, the client's default, MODELPLUG_MODEL, the
+        project default, the user default, then the built-in echo model (with a note)."""
+        chosen = spec or self.default_model or self.settings.model
+        if chosen:
+            return chosen
+        if not self._echo_noted:
+            print(ECHO_NOTE, file=sys.stderr)
+            self._echo_noted = True
+        return "echo"
+
+    def expand(self, spec: str) -> tuple[str, str | None]:
+        """Expand aliases and roles into a concrete spec. Returns (spec, role or None)."""
+        roles = self.settings.roles
+        aliases = self.settings.aliases
+        role: str | None = None
+        seen: list[str] = []
+        current = spec
+        while True:
+            if current in seen:
+                chain = " -> ".join([*seen, current])
+                raise ModelplugError(
+                    f"the aliases and roles form a cycle: {chain}; make one of them name a "
+                    "provider/model spec"
+                )
+            seen.append(current)
+            if current in roles or current in BUILTIN_ROLES:
+                if role is not None:
+                    raise ModelplugError(
+                        f"the role {role!r} names the role {current!r}; a role must name a "
+                        "provider/model spec, never another role"
+                    )
+                role = current
+                target = roles.get(current)
+                if target is None:
+                    # An unset role is the default model.
+                    target = self.default_model or self.settings.model or self.choose_model()
+                if target in roles or target in BUILTIN_ROLES:
+                    raise ModelplugError(
+                        f"the role {current!r} names the role {target!r}; a role must name "
+                        "a provider/model spec, never another role"
+                    )
+                current = target
+                continue
+            if current in aliases:
+                current = aliases[current]
+                continue
+            return current, role
+
+    def resolve(self, spec: str | None = None) -> Route:
+        """Turn a spec, alias or role into a Route (no key in it)."""
+        asked = self.choose_model(spec)
+        concrete, role = self.expand(asked)
+        route: Route | None = self.hook.modelplug_resolve(spec=concrete, settings=self.settings)
+        if route is None:
+            provider = concrete.partition("/")[0] if "/" in concrete else None
+            raise UnknownProviderError(concrete, provider, self.providers())
+        catalog: ModelInfo | None = self.hook.modelplug_model_info(
+            route=route, settings=self.settings
+        )
+        info = route.info if catalog is None else route.info.merged_over(catalog)
+        override = self.settings.models.get(asked) or self.settings.model_settings(
+            route.provider, route.model
+        )
+        if override is not None:
+            data = override.model_dump(exclude_none=True)
+            user_info = ModelInfo(**data)
+            if "price" in data:
+                user_info.price_source = "settings"
+            info = user_info.merged_over(info)
+        return route.model_copy(update={"info": info, "spec": asked, "role": role})
+
+    async def aprobe(self, spec: str | None = None) -> ModelInfo | None:
+        """Ask the server behind a route what it actually serves (None: cannot probe)."""
+        route = self.resolve(spec)
+        waiting: Awaitable[ModelInfo] | None = self.hook.modelplug_probe(route=route, client=self)
+        if waiting is None:
+            return None
+        return await waiting
+
+    def probe(self, spec: str | None = None) -> ModelInfo | None:
+        return self._run_sync(self.aprobe(spec))
+
+    # -- pricing and errors ----------------------------------------------------------
+
+    def price(self, route: Route, usage: Usage, price_factor: float = 1.0) -> Cost | None:
+        """The cost of ``usage`` on ``route``, or None when no table knows the model."""
+        cost: Cost | None = self.hook.modelplug_price(
+            route=route, usage=usage, price_factor=price_factor
+        )
+        return cost
+
+    def classify(self, error: BaseException, route: Route | None = None) -> ErrorClass:
+        """What kind of failure ``error`` is (a plugin's answer, else core's generic one)."""
+        if isinstance(error, ModelError):
+            return error.error_class
+        result: ErrorClass | None = self.hook.modelplug_classify_error(error=error, route=route)
+        return result or ErrorClass(kind="other", reason=type(error).__name__)
+
+    # -- helpers for plugins ---------------------------------------------------------
+
+    def stream_hook(self, exclude: Sequence[object] = ()) -> Any:
+        """The ``modelplug_stream`` hook caller, skipping ``exclude`` (for policies that
+        re-open a stream without passing through themselves again)."""
+        if not exclude:
+            return self.hook.modelplug_stream
+        return self.host.hook_excluding("modelplug_stream", exclude)
+
+    def open_stream(
+        self, route: Route, request: Request, *, exclude: Sequence[object] = ()
+    ) -> AsyncIterator[Event]:
+        """Ask the plugins for a stream for ``route``; raises NoProviderError if none."""
+        stream: AsyncIterator[Event] | None = self.stream_hook(exclude)(
+            route=route, request=request, client=self
+        )
+        if stream is None:
+            raise NoProviderError(
+                f"no enabled plugin opens streams for the provider {route.provider!r}; "
+                "check `modelplug plugins` for a disabled or failed plugin"
+            )
+        return stream
+
+    def held_text(self, tools: list[ToolSpec], mode: str | None) -> HeldText:
+        """A HeldText for one reply (see :mod:`modelplug.held_text`)."""
+        return HeldText(self.hook, tools, mode)
+
+    def async_http(self, key: str, factory: Callable[[], T]) -> T:
+        """A shared async HTTP client for the running event loop, made once by
+        ``factory``; closed by :meth:`aclose`. Connection pools belong to one loop, so
+        each loop gets its own."""
+        loop = asyncio.get_running_loop()
+        per_loop = self._http.setdefault(loop, {})
+        if key not in per_loop:
+            per_loop[key] = factory()
+        client: T = per_loop[key]
+        return client
+
+    # -- async API -------------------------------------------------------------------
+
+    def _request(self, request: RequestLike | None, fields: Mapping[str, Any]) -> Request:
+        try:
+            return Request.coerce(request if request is not None else "", **fields)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'request'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            raise RequestError(f"invalid request: {problems}") from None
+        except (TypeError, ValueError) as exc:
+            raise RequestError(f"invalid request: {exc}") from None
+
+    async def astream(
+        self, spec: str | None = None, request: RequestLike | None = None, **fields: Any
+    ) -> AsyncIterator[Event]:
+        """Stream events: deltas, notices, then exactly one Done with the Response.
+
+        :param spec: ``provider/model``, an alias or a role (None: the default model).
+        :param request: a string, OpenAI-style messages, a dict or a Request.
+        :param fields: Request fields to set (``max_tokens=...``, ``tools=[...]``).
+        :raises RequestError: the request is invalid (before any network call).
+        :raises ModelError: the call failed; carries the ErrorClass, route and partial.
+        """
+        req = self._request(request, fields)
+        route = self.resolve(spec)
+        stream = self.open_stream(route, req)
+        async for event in self._guard(route, req, stream):
+            yield event
+
+    async def _guard(
+        self, route: Route, request: Request, stream: AsyncIterator[Event]
+    ) -> AsyncIterator[Event]:
+        text: list[str] = []
+        thought: list[str] = []
+        done = False
+        try:
+            async for event in stream:
+                if isinstance(event, Done):
+                    yield Done(response=self._finish(route, event.response))
+                    done = True
+                    break
+                if isinstance(event, TextDelta):
+                    text.append(event.text)
+                elif isinstance(event, ThinkingDelta):
+                    thought.append(event.text)
+                elif isinstance(event, Notice):
+                    event = event.model_copy(update={"message": redact(event.message)})
+                yield event
+        except ModelError as exc:
+            if exc.partial is None and (text or thought):
+                exc.partial = _partial(route, text, thought)
+            raise
+        except (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            error_class = self.classify(exc, route)
+            partial = getattr(exc, "partial", None)
+            if isinstance(partial, Message):
+                partial = Response(message=partial, stop_reason="other", model=route.name)
+            if not isinstance(partial, Response):
+                partial = _partial(route, text, thought) if (text or thought) else None
+            reason = error_class.reason or type(exc).__name__
+            detail = str(exc).strip()
+            message = f"{reason}: {detail}" if detail and detail != reason else reason
+            raise ModelError(
+                message[:2000], error_class=error_class, route=route, partial=partial
+            ) from exc
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if not done:
+            raise ModelError(
+                f"the {route.provider} plugin ended its stream without a Done event",
+                error_class=ErrorClass(kind="other", reason="stream ended early"),
+                route=route,
+                partial=_partial(route, text, thought) if (text or thought) else None,
+            )
+
+    def _finish(self, route: Route, response: Response) -> Response:
+        answered = response.model or route.name
+        updates: dict[str, Any] = {"model": answered}
+        if response.message.model is None:
+            updates["message"] = response.message.model_copy(update={"model": answered})
+        if response.cost is None:
+            priced = route if answered == route.name else self._route_named(answered, route)
+            cost = self.price(priced, response.usage, response.price_factor)
+            updates["cost"] = cost if cost is not None else response.server_cost
+        return response.model_copy(update=updates)
+
+    def _route_named(self, name: str, fallback: Route) -> Route:
+        try:
+            return self.resolve(name)
+        except ModelplugError:
+            return fallback
+
+    async def acomplete(
+        self,
+        spec: str | None = None,
+        request: RequestLike | None = None,
+        *,
+        on_event: EventCallback | None = None,
+        **fields: Any,
+    ) -> Response:
+        """Run a call to the end and return its Response.
+
+        :param on_event: called with every event (deltas and notices) as it arrives;
+            without it, notices are logged on the ``modelplug`` logger as warnings.
+        """
+        response: Response | None = None
+        async for event in self.astream(spec, request, **fields):
+            if isinstance(event, Done):
+                response = event.response
+            elif on_event is not None:
+                on_event(event)
+            elif isinstance(event, Notice):
+                log.warning("%s", event.message)
+        assert response is not None  # _guard guarantees exactly one Done
+        return response
+
+    # -- sync facades ----------------------------------------------------------------
+
+    def stream(
+        self, spec: str | None = None, request: RequestLike | None = None, **fields: Any
+    ) -> Iterator[Event]:
+        """The sync form of :meth:`astream`."""
+        return self._iterate(lambda: self.astream(spec, request, **fields))
+
+    def complete(
+        self,
+        spec: str | None = None,
+        request: RequestLike | None = None,
+        *,
+        on_event: EventCallback | None = None,
+        **fields: Any,
+    ) -> Response:
+        """The sync form of :meth:`acomplete`."""
+        response: Response | None = None
+        for event in self.stream(spec, request, **fields):
+            if isinstance(event, Done):
+                response = event.response
+            elif on_event is not None:
+                on_event(event)
+            elif isinstance(event, Notice):
+                log.warning("%s", event.message)
+        assert response is not None
+        return response
+
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        loop: asyncio.AbstractEventLoop | None = getattr(self._local, "loop", None)
+        if loop is None or loop.is_closed():
+            loop = asyncio.new_event_loop()
+            self._local.loop = loop
+            weakref.finalize(self, _close_loop, loop)
+        return loop
+
+    def _iterate(self, make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return self._iterate_here(make)
+        return self._iterate_in_background(make)
+
+    def _iterate_here(self, make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
+        loop = self._loop()
+        ready: deque[T] = deque()
+        waiter: list[asyncio.Future[None] | None] = [None]
+        outcome: list[BaseException | None] = [None]
+        finished = [False]
+
+        async def pump() -> None:
+            try:
+                async for item in make():
+                    ready.append(item)
+                    current = waiter[0]
+                    if current is not None and not current.done():
+                        current.set_result(None)
+            except BaseException as exc:
+                outcome[0] = exc
+            finally:
+                finished[0] = True
+                current = waiter[0]
+                if current is not None and not current.done():
+                    current.set_result(None)
+
+        task = loop.create_task(pump())
+
+        def generate() -> Iterator[T]:
+            try:
+                while True:
+                    while ready:
+                        yield ready.popleft()
+                    if finished[0]:
+                        break
+                    waiter[0] = loop.create_future()
+                    loop.run_until_complete(waiter[0])
+                error = outcome[0]
+                if error is not None:
+                    raise error.with_traceback(error.__traceback__)
+            finally:
+                if not task.done():
+                    task.cancel()
+                    try:
+                        loop.run_until_complete(task)
+                    except BaseException:
+                        pass
+
+        return generate()
+
+    def _background_loop(self) -> asyncio.AbstractEventLoop:
+        if self._background is None or not self._background[1].is_alive():
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(
+                target=loop.run_forever, name="modelplug-sync", daemon=True
+            )
+            thread.start()
+            self._background = (loop, thread)
+        return self._background[0]
+
+    def _iterate_in_background(self, make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
+        loop = self._background_loop()
+        queue: Queue[tuple[str, Any]] = Queue()
+
+        async def pump() -> None:
+            try:
+                async for item in make():
+                    queue.put(("item", item))
+            except BaseException as exc:
+                queue.put(("error", exc))
+            else:
+                queue.put(("end", None))
+
+        future = asyncio.run_coroutine_threadsafe(pump(), loop)
+
+        def generate() -> Iterator[T]:
+            try:
+                while True:
+                    kind, value = queue.get()
+                    if kind == "item":
+                        yield value
+                    elif kind == "error":
+                        raise value
+                    else:
+                        return
+            finally:
+                if not future.done():
+                    future.cancel()
+
+        return generate()
+
+    def _run_sync(self, awaitable: Awaitable[T]) -> T:
+        async def wrap() -> AsyncIterator[T]:
+            yield await awaitable
+
+        for value in self._iterate(wrap):
+            return value
+        raise RuntimeError("unreachable")  # pragma: no cover
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients plugins opened on the running loop."""
+        loop = asyncio.get_running_loop()
+        for http in self._http.pop(loop, {}).values():
+            closer = getattr(http, "aclose", None)
+            if closer is not None:
+                await closer()
+
+    def close(self) -> None:
+        """Close this thread's private loop, its HTTP clients and the background loop."""
+        loop: asyncio.AbstractEventLoop | None = getattr(self._local, "loop", None)
+        if loop is not None and not loop.is_closed():
+            loop.run_until_complete(self.aclose())
+            loop.close()
+        if self._background is not None:
+            bg_loop, thread = self._background
+            asyncio.run_coroutine_threadsafe(self.aclose(), bg_loop).result(timeout=10)
+            bg_loop.call_soon_threadsafe(bg_loop.stop)
+            thread.join(timeout=10)
+            self._background = None
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        enabled = [p.name for p in self.host.infos if p.enabled]
+        return f"Client(model={self.default_model!r}, plugins={enabled})"
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    if not loop.is_closed() and not loop.is_running():
+        loop.close()
+
+
+def _partial(route: Route, text: list[str], thought: list[str]) -> Response:
+    content: list[Any] = []
+    if thought:
+        content.append(ThinkingBlock(text="".join(thought)))
+    if text:
+        content.append(TextBlock(text="".join(text)))
+    return Response(
+        message=Message(role="assistant", content=content, model=route.name),
+        stop_reason="other",
+        model=route.name,
+        usage=Usage(reported=False),
+    )

@@ -1,0 +1,170 @@
+"""The error taxonomy (ErrorClass) and modelplug's exceptions.
+
+Every exception modelplug raises to a caller derives from :class:`ModelplugError`. Its
+message never holds a secret: it passes through :func:`modelplug.redact.redact`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .redact import redact
+
+if TYPE_CHECKING:
+    from .types import Response, Route
+
+__all__ = [
+    "ConfigError",
+    "ErrorClass",
+    "ErrorKind",
+    "MissingKeyError",
+    "ModelError",
+    "ModelplugError",
+    "NoProviderError",
+    "PluginLoadError",
+    "RequestError",
+    "ScriptExhaustedError",
+    "TextCallError",
+    "UnknownProviderError",
+]
+
+ErrorKind: TypeAlias = Literal[
+    "transient",
+    "rate_limit",
+    "overloaded",
+    "auth",
+    "quota",
+    "not_found",
+    "context_overflow",
+    "bad_request",
+    "content_filter",
+    "aborted",
+    "unreachable",
+    "other",
+]
+
+
+class ErrorClass(BaseModel):
+    """What kind of failure an error is, and what may be done about it.
+
+    - ``retryable``: the same request to the same model may succeed later.
+    - ``fallback``: another model may succeed where this one failed.
+    - ``retry_after``: seconds the server asked us to wait, when it said.
+    - ``reason``: a short human line (no secrets).
+
+    Context overflow and bad requests never fall back; an abort is never retried.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: ErrorKind
+    retryable: bool = False
+    fallback: bool = False
+    retry_after: float | None = Field(default=None, ge=0)
+    reason: str = ""
+    status: int | None = None
+
+    def model_post_init(self, _context: object) -> None:
+        if self.kind in ("context_overflow", "bad_request") and self.fallback:
+            raise ValueError(f"a {self.kind} error never falls back")
+        if self.kind == "aborted" and (self.retryable or self.fallback):
+            raise ValueError("an abort is never retried nor falls back")
+
+
+class ModelplugError(Exception):
+    """Base of every modelplug exception. The message is redacted of known secrets."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class ConfigError(ModelplugError):
+    """A settings file or value is wrong. The message names the file, line and key."""
+
+
+class MissingKeyError(ModelplugError):
+    """A provider needs a key that is not set."""
+
+    def __init__(self, variable: str, provider: str) -> None:
+        self.variable = variable
+        self.provider = provider
+        super().__init__(f"Set {variable} to use the provider {provider}.")
+
+
+class UnknownProviderError(ModelplugError):
+    """No plugin serves the provider a spec names."""
+
+    def __init__(self, spec: str, provider: str | None, installed: list[str]) -> None:
+        self.spec = spec
+        self.provider = provider
+        self.installed = installed
+        listing = ", ".join(installed) or "none"
+        if provider:
+            hint = (
+                f"Unknown provider {provider!r} in {spec!r}. Installed providers: {listing}. "
+                f"Install the plugin that serves it (e.g. pip install modelplug-{provider}) "
+                "or define it in your user settings file under [providers]."
+            )
+        else:
+            hint = (
+                f"No plugin resolves the model {spec!r}. Name it as provider/model; "
+                f"installed providers: {listing}."
+            )
+        super().__init__(hint)
+
+
+class NoProviderError(ModelplugError):
+    """A route resolved but no plugin opened a stream for it."""
+
+
+class RequestError(ModelplugError, ValueError):
+    """A request is invalid; raised before any network call."""
+
+
+class PluginLoadError(ModelplugError):
+    """A plugin failed to import or to validate (fatal only with MODELPLUG_STRICT_PLUGINS=1)."""
+
+
+class TextCallError(ModelplugError, ValueError):
+    """A text-tool-call reader met input it cannot handle (a bad mode, say)."""
+
+
+class ScriptExhaustedError(ModelplugError):
+    """The fake model was asked for more responses than its script holds."""
+
+
+class ModelError(ModelplugError):
+    """A call to a model failed.
+
+    ``error_class`` says what kind of failure it was; ``route`` is where it went (no key
+    in it); ``partial`` is the output already produced, as a Response, when any was;
+    ``__cause__`` is the original error.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_class: ErrorClass,
+        route: Route | None = None,
+        partial: Response | None = None,
+    ) -> None:
+        self.error_class = error_class
+        self.route = route
+        self.partial = partial
+        where = f" [{route.name}]" if route is not None else ""
+        super().__init__(f"{message}{where}")
+
+    @property
+    def kind(self) -> ErrorKind:
+        return self.error_class.kind
+
+    @property
+    def retryable(self) -> bool:
+        return self.error_class.retryable

@@ -1,0 +1,188 @@
+"""The hook specs: the contract every modelplug plugin implements.
+
+All "who handles this?" hooks are ``firstresult``: an implementation returns None to let
+another plugin try. Core's own defaults are registered in the same plugin manager and
+marked ``trylast`` (the user's price and model-info overrides are ``tryfirst``).
+Implementations may accept any subset of a hook's arguments, as pluggy allows.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import AsyncIterator, Awaitable
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from .client import Client
+    from .errors import ErrorClass
+    from .settings import Settings
+    from .types import Cost, Event, ModelInfo, ParsedText, Request, Route, ToolSpec, Usage
+
+hookspec = pluggy.HookspecMarker("modelplug")
+
+__all__ = [
+    "hookspec",
+    "modelplug_classify_error",
+    "modelplug_cli_commands",
+    "modelplug_model_info",
+    "modelplug_parse_text_tool_calls",
+    "modelplug_price",
+    "modelplug_probe",
+    "modelplug_providers",
+    "modelplug_resolve",
+    "modelplug_stream",
+]
+
+
+@hookspec(firstresult=True)
+def modelplug_resolve(spec: str, settings: Settings) -> Route | None:
+    """Turn a model spec into a Route.
+
+    Called by :meth:`Client.resolve` after aliases and roles have been expanded, so
+    ``spec`` is a concrete ``provider/model`` (split at the first ``/``; the model part
+    may itself contain ``/``) or a bare model id such as ``claude-sonnet-4-5``.
+
+    :param spec: the concrete spec to resolve.
+    :param settings: the merged settings (user, project, environment, explicit). Only
+        ``settings.providers`` — which only the user's own file can set — may supply a
+        base URL, headers or a key variable.
+    :return: the Route (provider name, model id, endpoint, model info) when this plugin
+        serves the spec, or None to let another plugin try.
+    """
+
+
+@hookspec(firstresult=True)
+def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIterator[Event] | None:
+    """Open a stream of events for a route this plugin serves.
+
+    Called by :meth:`Client.astream` (and the sync facades) once per call, after
+    :func:`modelplug_resolve`. Policies such as retries and fallbacks are
+    ``wrapper=True`` implementations of this same hook: they receive the provider's
+    iterator from ``yield`` and return one that wraps it. A wrapper that re-opens a
+    stream calls ``client.stream_hook(exclude=[self])``, so policies never nest.
+
+    :param route: the resolved route (no key in it; read the key with
+        ``client.settings.api_key(route)`` when the request is sent).
+    :param request: the validated request.
+    :param client: the calling Client: settings, shared HTTP clients, the other hooks.
+    :return: an async iterator that yields TextDelta, ThinkingDelta, ToolCallStart and
+        Notice events and then exactly one Done carrying the whole Response; or None
+        when this plugin does not serve ``route.provider``. Errors are raised from the
+        iterator; an error after output carries the partial Response as ``.partial``.
+    """
+
+
+@hookspec(firstresult=True)
+def modelplug_price(route: Route, usage: Usage, price_factor: float) -> Cost | None:
+    """Price the usage of one response.
+
+    Called by the client once per response, after the stream's Done event, unless the
+    response already carries a cost; also by ``modelplug price``.
+
+    :param route: the route that answered (provider, model, endpoint, model info).
+    :param usage: token counts as the provider reported them, or as estimated
+        (``usage.reported`` is False then). ``usage.input`` excludes cache reads and
+        writes; ``usage.output`` includes reasoning tokens.
+    :param price_factor: multiplier for token prices (0.5 for batch responses); per-use
+        charges such as web searches stay at full price.
+    :return: the cost, or None when this table does not know the model, so another
+        pricing plugin can try. Never return zero to mean "unknown".
+    """
+
+
+@hookspec(firstresult=True)
+def modelplug_classify_error(error: BaseException, route: Route | None) -> ErrorClass | None:
+    """Say what kind of failure an error is.
+
+    Called whenever a stream raises, by the client and by retry and fallback policies.
+    Provider plugins recognise their SDK's or their wire's errors; core's trylast
+    generic classifier reads plain properties (status, code, type, message, cause,
+    Retry-After) and always answers.
+
+    :param error: the exception the provider raised.
+    :param route: the route the error happened on, when known.
+    :return: the ErrorClass, or None when this plugin does not recognise the error.
+    """
+
+
+@hookspec(firstresult=True)
+def modelplug_parse_text_tool_calls(
+    text: str,
+    tools: list[ToolSpec],
+    mode: str,
+    final: bool,
+    state: dict[str, Any] | None,
+) -> ParsedText | None:
+    """Read tool calls that a model wrote as text instead of as real tool calls.
+
+    Called by adapters (through :class:`modelplug.held_text.HeldText`) when the server
+    sent no real calls: with ``final=False`` on every text delta while streaming, and
+    once with ``final=True`` at the end.
+
+    :param text: the whole reply text so far (with ``final=True``: the whole reply).
+    :param tools: the request's tools; every call's name must be one of them.
+    :param mode: the model's mode from settings (``whole``, ``lines``, ``off`` or a
+        plugin's own dialect such as ``heredoc``).
+    :param final: True when the reply is complete.
+    :param state: a dict the caller keeps for the length of one reply and passes on
+        every call, so a reader can resume its scan instead of re-reading ``text``
+        (None when the caller keeps no state).
+    :return: with ``final=False``, a ParsedText whose ``hold_from`` says from which
+        character text must not be shown yet (None: show it all); with ``final=True``,
+        the prose without the calls and the calls as tool_use blocks. Return None when
+        this plugin does not handle ``mode``.
+    """
+
+
+@hookspec(firstresult=True)
+def modelplug_model_info(route: Route, settings: Settings) -> ModelInfo | None:
+    """Describe a model: context window, max output, tool support, thinking.
+
+    Called by :meth:`Client.resolve` after :func:`modelplug_resolve`. The answer fills
+    only what the route's own info leaves unknown; the user's settings always win.
+
+    :param route: the route as the provider plugin built it.
+    :param settings: the merged settings.
+    :return: what this catalog knows about the model, or None when it knows nothing.
+    """
+
+
+@hookspec
+def modelplug_providers(settings: Settings) -> list[str]:
+    """Name the providers this plugin serves (presets and user-defined ones).
+
+    Called when listing plugins and when a spec names an unknown provider, so the
+    error can say which providers are installed. Every implementation is called.
+
+    :param settings: the merged settings (user-defined providers live there).
+    :return: provider names, e.g. ``["ollama", "openrouter"]``.
+    """
+
+
+@hookspec(firstresult=True)
+def modelplug_probe(route: Route, client: Client) -> Awaitable[ModelInfo] | None:
+    """Ask a server what it actually serves: the context window it loaded, tool support.
+
+    Called by :meth:`Client.aprobe` and ``modelplug resolve --probe``.
+
+    :param route: the route to probe.
+    :param client: the calling Client.
+    :return: an awaitable of the ModelInfo the server reports, or None when this
+        plugin cannot probe ``route``.
+    """
+
+
+@hookspec
+def modelplug_cli_commands(subparsers: argparse._SubParsersAction[Any], client: Client) -> None:
+    """Add subcommands to the ``modelplug`` command.
+
+    Called once when the CLI builds its parser. Add a parser with
+    ``subparsers.add_parser(name, help=...)`` and ``set_defaults(handler=fn)``, where
+    ``fn(args, client) -> int`` returns the exit code.
+
+    :param subparsers: the CLI's subparsers action.
+    :param client: the Client the CLI runs with.
+    :return: None.
+    """

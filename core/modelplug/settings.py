@@ -1,0 +1,563 @@
+"""Configuration: the user file, the project file, the environment and explicit arguments.
+
+Later wins: user, project, environment, explicit. Only the user's own file may define
+providers, base URLs, headers and key variables; a project file that tries is warned
+about by key and ignored there, so a cloned repository can never redirect a key to its
+own server. Keys come from environment variables, or from a user-only credentials file.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import stat
+import tomllib
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import ConfigError, MissingKeyError
+from .redact import register_secret
+from .types import Price, TextCallMode
+
+__all__ = [
+    "Layer",
+    "ModelSettings",
+    "ModelplugWarning",
+    "PluginToggles",
+    "ProviderSettings",
+    "Settings",
+    "check_base_url",
+    "load_settings",
+    "normalize_plugin_name",
+    "user_config_path",
+]
+
+CORE_KEYS = frozenset(
+    {"model", "providers", "models", "aliases", "roles", "fallbacks", "plugins", "trusted_projects"}
+)
+# Keys that could send traffic or a key somewhere else; never taken from a project file.
+REDIRECT_KEYS = frozenset(
+    {"base_url", "url", "endpoint", "headers", "api_key", "api_key_env", "allow_insecure_http"}
+)
+PROJECT_MODEL_KEYS = frozenset({"context_window", "max_output_tokens", "price"})
+BUILTIN_ROLES = ("smart", "worker", "explore", "compact")
+
+
+class ModelplugWarning(UserWarning):
+    """A setting was ignored or a plugin was skipped; the message says which and why."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProviderSettings(_Strict):
+    """A provider defined in the user's own settings file."""
+
+    type: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    allow_insecure_http: bool = False
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():
+            yield name, ({k: "***" for k in value} if name == "headers" else value)
+
+
+class ModelSettings(_Strict):
+    """What the user (or, for the harmless fields, a project) says about one model."""
+
+    context_window: int | None = Field(default=None, gt=0)
+    max_output_tokens: int | None = Field(default=None, gt=0)
+    price: Price | None = None
+    text_tool_calls: TextCallMode | None = None
+    reasoning_dialect: str | None = None
+    supports_tools: bool | None = None
+
+
+class PluginToggles(_Strict):
+    """``enable`` is an allow-list (None: every plugin; []: none); ``disable`` blocks."""
+
+    enable: list[str] | None = None
+    disable: list[str] = Field(default_factory=list)
+    local: list[str] = Field(default_factory=list)
+
+
+LayerName = Literal["user file", "project file", "environment", "explicit"]
+
+
+@dataclass
+class Layer:
+    """One source of settings, as read, after the security rules were applied."""
+
+    name: LayerName
+    path: Path | None
+    data: dict[str, Any]
+
+
+def normalize_plugin_name(name: str) -> str:
+    """``modelplug-anthropic``, ``modelplug_anthropic`` and ``anthropic`` -> ``anthropic``."""
+    short = name.strip().lower().replace("_", "-")
+    return short.removeprefix("modelplug-")
+
+
+def user_config_path() -> Path:
+    """The user's own settings file: MODELPLUG_CONFIG, or config.toml in the platform's
+    config directory for modelplug."""
+    explicit = os.environ.get("MODELPLUG_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("modelplug")) / "config.toml"
+
+
+def check_base_url(url: str, *, allow_insecure_http: bool = False, provider: str = "") -> str:
+    """Validate a base URL: http(s), no user or password, plain http only to loopback
+    unless the provider sets allow_insecure_http. Returns the URL without a trailing /."""
+    who = f" of provider {provider!r}" if provider else ""
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise ConfigError(f"base_url{who} is not a valid URL: {exc}") from None
+    if parts.scheme not in ("http", "https"):
+        raise ConfigError(f"base_url{who} must start with http:// or https://")
+    if parts.username is not None or parts.password is not None:
+        raise ConfigError(
+            f"base_url{who} must not hold a user name or password; put the key in an "
+            "environment variable named by api_key_env"
+        )
+    if not parts.hostname:
+        raise ConfigError(f"base_url{who} has no host")
+    if parts.scheme == "http" and not allow_insecure_http and not _is_loopback(parts.hostname):
+        raise ConfigError(
+            f"base_url{who} uses plain http to {parts.hostname}; use https, or set "
+            "allow_insecure_http = true for this provider in your user settings file if "
+            "the network is trusted"
+        )
+    return url.rstrip("/")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, ModelplugWarning, stacklevel=3)
+
+
+def _line_of(text: str, key: str) -> int | None:
+    needle = key.split(".")[-1]
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith(needle) or stripped.startswith(f'"{needle}"'):
+            return number
+        if stripped.startswith("[") and stripped.rstrip("]").endswith(needle):
+            return number
+    return None
+
+
+def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read settings: {exc.strerror}") from None
+    try:
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def _find_project_file(start: Path) -> tuple[Path, dict[str, Any], str] | None:
+    for directory in (start, *start.parents):
+        candidate = directory / "modelplug.toml"
+        if candidate.is_file():
+            data, text = _read_toml(candidate)
+            return candidate, data, text
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file():
+            data, text = _read_toml(pyproject)
+            section = data.get("tool", {}).get("modelplug")
+            if isinstance(section, dict):
+                return pyproject, section, text
+    return None
+
+
+def _strip_redirects(data: Any, path: str, source: Path) -> Any:
+    """Drop every traffic-redirecting key from project data, warning for each."""
+    if not isinstance(data, dict):
+        return data
+    clean: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{path}.{key}" if path else key
+        if key in REDIRECT_KEYS:
+            _warn(
+                f"{source}: ignored '{dotted}': only your user settings file may set base "
+                "URLs, headers or key variables (a project must not redirect traffic)"
+            )
+            continue
+        clean[key] = _strip_redirects(value, dotted, source)
+    return clean
+
+
+def _project_layer(path: Path, data: dict[str, Any]) -> Layer:
+    data = dict(data)
+    for key in ("providers", "trusted_projects"):
+        if key in data:
+            data.pop(key)
+            what = "define providers" if key == "providers" else "trust projects"
+            _warn(
+                f"{path}: ignored '{key}': only your user settings file may {what} "
+                "(a cloned repository must never redirect a key to its own server)"
+            )
+    models = data.get("models")
+    if isinstance(models, dict):
+        kept: dict[str, Any] = {}
+        for spec, entry in models.items():
+            if not isinstance(entry, dict):
+                kept[spec] = entry
+                continue
+            allowed = {}
+            for key, value in entry.items():
+                if key in PROJECT_MODEL_KEYS:
+                    allowed[key] = value
+                else:
+                    _warn(
+                        f"{path}: ignored 'models.{spec}.{key}': a project file may set a "
+                        "model's price, context_window and max_output_tokens only"
+                    )
+            kept[spec] = allowed
+        data["models"] = kept
+    data = _strip_redirects(data, "", path)
+    return Layer("project file", path, data)
+
+
+def _env_layer(environ: Mapping[str, str]) -> Layer:
+    data: dict[str, Any] = {}
+    if environ.get("MODELPLUG_MODEL"):
+        data["model"] = environ["MODELPLUG_MODEL"]
+    toggles: dict[str, Any] = {}
+    if "MODELPLUG_PLUGINS" in environ:
+        toggles["enable"] = _split_names(environ["MODELPLUG_PLUGINS"])
+    if environ.get("MODELPLUG_DISABLE"):
+        toggles["disable"] = _split_names(environ["MODELPLUG_DISABLE"])
+    if toggles:
+        data["plugins"] = toggles
+    return Layer("environment", None, data)
+
+
+def _split_names(value: str) -> list[str]:
+    return [part.strip() for part in value.replace(" ", ",").split(",") if part.strip()]
+
+
+_credentials_cache: dict[Path, dict[str, str]] = {}
+
+
+def _read_credentials(path: Path) -> dict[str, str]:
+    """Keys from the user-only credentials file: a regular file, owned by the user, with
+    no group or other permission bits; otherwise it is ignored with a warning."""
+    if path in _credentials_cache:
+        return _credentials_cache[path]
+    keys: dict[str, str] = {}
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return keys
+    except OSError:
+        _warn(f"{path}: ignored the credentials file: it must be a regular file, not a link")
+        return keys
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            _warn(f"{path}: ignored the credentials file: not a regular file")
+            return keys
+        if hasattr(os, "getuid") and info.st_uid != os.getuid():
+            _warn(f"{path}: ignored the credentials file: it is not owned by you")
+            return keys
+        if info.st_mode & 0o077:
+            _warn(
+                f"{path}: ignored the credentials file: its permissions let others read it; "
+                f"run chmod 600 {path}"
+            )
+            return keys
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            try:
+                data = tomllib.load(handle)
+            except tomllib.TOMLDecodeError as exc:
+                _warn(f"{path}: ignored the credentials file: invalid TOML ({exc})")
+                return keys
+    finally:
+        os.close(fd)
+    for name, value in data.items():
+        if isinstance(value, str):
+            keys[name] = value
+            register_secret(value)
+    _credentials_cache[path] = keys
+    return keys
+
+
+class Settings:
+    """The merged settings. Build with :func:`load_settings`.
+
+    Attributes hold the merged view; ``layers`` keeps each source as read, so the plugin
+    listing can say which setting decided a toggle.
+    """
+
+    def __init__(
+        self,
+        layers: list[Layer],
+        *,
+        user_path: Path | None = None,
+        project_dir: Path | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.layers = layers
+        self.user_path = user_path
+        self.project_dir = project_dir
+        self._environ = environ if environ is not None else os.environ
+        merged: dict[str, Any] = {}
+        for layer in layers:
+            _deep_merge(merged, {k: v for k, v in layer.data.items() if k != "plugins"})
+        self._raw = merged
+        self.model: str | None = _expect(merged, "model", str, self._source("model"))
+        self.providers = self._parse_providers()
+        self.models = self._parse_models()
+        self.aliases: dict[str, str] = self._string_map("aliases")
+        self.roles: dict[str, str] = self._string_map("roles")
+        self.fallbacks: dict[str, list[str]] = self._fallbacks()
+        self.trusted_projects: list[Path] = [
+            Path(p).expanduser().resolve()
+            for p in self._user_data().get("trusted_projects", [])
+            if isinstance(p, str)
+        ]
+        self.local_plugins: list[str] = []
+        for layer in layers:
+            plugins = layer.data.get("plugins")
+            if isinstance(plugins, dict) and isinstance(plugins.get("local"), list):
+                self.local_plugins = list(plugins["local"])
+        self.options: dict[str, dict[str, Any]] = {
+            normalize_plugin_name(k): v
+            for k, v in merged.items()
+            if k not in CORE_KEYS and isinstance(v, dict)
+        }
+
+    # -- construction helpers --------------------------------------------------------
+
+    def _source(self, key: str) -> str:
+        for layer in reversed(self.layers):
+            if key in layer.data:
+                return f"{layer.name} {layer.path}" if layer.path else layer.name
+        return "settings"
+
+    def _user_data(self) -> dict[str, Any]:
+        for layer in self.layers:
+            if layer.name == "user file":
+                return layer.data
+        return {}
+
+    def _parse_providers(self) -> dict[str, ProviderSettings]:
+        providers: dict[str, ProviderSettings] = {}
+        raw = self._raw.get("providers", {})
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{self._source('providers')}: 'providers' must be a table")
+        for name, entry in raw.items():
+            try:
+                provider = ProviderSettings.model_validate(entry)
+            except ValidationError as exc:
+                raise ConfigError(_explain(exc, f"providers.{name}", self._source("providers")))
+            if provider.base_url:
+                provider.base_url = check_base_url(
+                    provider.base_url,
+                    allow_insecure_http=provider.allow_insecure_http,
+                    provider=name,
+                )
+            for value in provider.headers.values():
+                register_secret(value)
+            providers[name] = provider
+        return providers
+
+    def _parse_models(self) -> dict[str, ModelSettings]:
+        models: dict[str, ModelSettings] = {}
+        raw = self._raw.get("models", {})
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{self._source('models')}: 'models' must be a table")
+        for spec, entry in raw.items():
+            try:
+                models[spec] = ModelSettings.model_validate(entry)
+            except ValidationError as exc:
+                raise ConfigError(_explain(exc, f"models.{spec}", self._source("models")))
+        return models
+
+    def _string_map(self, key: str) -> dict[str, str]:
+        raw = self._raw.get(key, {})
+        if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+            raise ConfigError(
+                f"{self._source(key)}: '{key}' must be a table of names to model specs"
+            )
+        return dict(raw)
+
+    def _fallbacks(self) -> dict[str, list[str]]:
+        raw = self._raw.get("fallbacks", {})
+        ok = isinstance(raw, dict) and all(
+            isinstance(v, list) and all(isinstance(s, str) for s in v) for v in raw.values()
+        )
+        if not ok:
+            raise ConfigError(
+                f"{self._source('fallbacks')}: 'fallbacks' must map a role or spec to a list "
+                'of specs, e.g. worker = ["openrouter/qwen/qwen3-coder", "ollama/qwen3"]'
+            )
+        return {k: list(v) for k, v in raw.items()}
+
+    # -- queries ----------------------------------------------------------------------
+
+    def toggle_layers(self) -> list[tuple[str, PluginToggles]]:
+        """Each layer's plugin toggles, in order (later wins), with its description."""
+        out: list[tuple[str, PluginToggles]] = []
+        for layer in self.layers:
+            plugins = layer.data.get("plugins")
+            if plugins is None:
+                continue
+            where = f"{layer.name} {layer.path}" if layer.path else layer.name
+            try:
+                out.append((where, PluginToggles.model_validate(plugins)))
+            except ValidationError as exc:
+                raise ConfigError(_explain(exc, "plugins", where)) from None
+        return out
+
+    def plugin_options(self, name: str) -> dict[str, Any]:
+        """The table for one plugin, e.g. ``[fallback]`` -> ``plugin_options("fallback")``."""
+        return dict(self.options.get(normalize_plugin_name(name), {}))
+
+    def model_settings(self, provider: str, model: str) -> ModelSettings | None:
+        """The ``[models."provider/model"]`` entry, or the bare model id's entry."""
+        return self.models.get(f"{provider}/{model}") or self.models.get(model)
+
+    def is_trusted(self, directory: Path | None) -> bool:
+        if directory is None:
+            return False
+        resolved = directory.resolve()
+        return any(resolved == p for p in self.trusted_projects)
+
+    def getenv(self, name: str) -> str | None:
+        return self._environ.get(name)
+
+    def api_key(self, variable: str | None, provider: str, *, required: bool = True) -> str | None:
+        """The key for a provider: the environment variable, else the user's credentials
+        file. Raises MissingKeyError("Set VAR to use the provider NAME.") when required."""
+        if not variable:
+            return None
+        value = self._environ.get(variable)
+        if not value and self.user_path is not None:
+            value = _read_credentials(self.user_path.parent / "credentials.toml").get(variable)
+        if value:
+            register_secret(value)
+            return value
+        if required:
+            raise MissingKeyError(variable, provider)
+        return None
+
+    def __repr__(self) -> str:
+        return f"Settings(user={self.user_path}, project={self.project_dir}, model={self.model!r})"
+
+
+def _expect(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
+    value = data.get(key)
+    if value is not None and not isinstance(value, kind):
+        raise ConfigError(f"{where}: '{key}' must be a {kind.__name__}")
+    return value
+
+
+def _deep_merge(into: dict[str, Any], data: Mapping[str, Any]) -> None:
+    for key, value in data.items():
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            _deep_merge(into[key], value)
+        elif isinstance(value, Mapping):
+            into[key] = {}
+            _deep_merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def _explain(exc: ValidationError, prefix: str, where: str) -> str:
+    first = exc.errors()[0]
+    key = ".".join([prefix, *(str(p) for p in first["loc"])])
+    return f"{where}: key '{key}': {first['msg']}"
+
+
+def _check_unknown_keys(layer: Layer, text: str | None) -> None:
+    for key, value in layer.data.items():
+        if key in CORE_KEYS or isinstance(value, dict):
+            continue
+        line = _line_of(text, key) if text else None
+        where = f"{layer.path}:{line}" if line else str(layer.path or layer.name)
+        _warn(f"{where}: unknown key '{key}' (known keys: {', '.join(sorted(CORE_KEYS))})")
+    plugins = layer.data.get("plugins")
+    if isinstance(plugins, dict):
+        for key in plugins:
+            if key not in PluginToggles.model_fields:
+                _warn(
+                    f"{layer.path or layer.name}: unknown key 'plugins.{key}' "
+                    "(known: enable, disable, local)"
+                )
+
+
+def load_settings(
+    *,
+    user_path: Path | str | None = None,
+    project_dir: Path | str | None = None,
+    environ: Mapping[str, str] | None = None,
+    explicit: Mapping[str, Any] | None = None,
+    use_project: bool = True,
+) -> Settings:
+    """Read and merge the settings layers.
+
+    :param user_path: the user's settings file (default: :func:`user_config_path`).
+    :param project_dir: where to start looking for the project file (default: cwd).
+    :param environ: the environment to read (default: ``os.environ``).
+    :param explicit: settings given in code; they win over everything.
+    :param use_project: False ignores project files entirely.
+    """
+    env = environ if environ is not None else os.environ
+    user = Path(user_path).expanduser() if user_path is not None else None
+    if user is None:
+        explicit_path = env.get("MODELPLUG_CONFIG")
+        user = Path(explicit_path).expanduser() if explicit_path else user_config_path()
+    layers: list[Layer] = []
+    if user.is_file():
+        data, text = _read_toml(user)
+        layer = Layer("user file", user, data)
+        _check_unknown_keys(layer, text)
+        layers.append(layer)
+    found_dir: Path | None = None
+    if use_project:
+        start = Path(project_dir) if project_dir is not None else Path.cwd()
+        found = _find_project_file(start.resolve())
+        if found is not None:
+            path, data, text = found
+            found_dir = path.parent
+            layer = _project_layer(path, data)
+            _check_unknown_keys(layer, text)
+            layers.append(layer)
+    layers.append(_env_layer(env))
+    if explicit:
+        layers.append(Layer("explicit", None, dict(explicit)))
+    return Settings(layers, user_path=user, project_dir=found_dir, environ=env)
+
+
+@dataclass
+class ToggleDecision:
+    enabled: bool
+    reason: str = "enabled by default"
+    sources: list[str] = field(default_factory=list)

@@ -1,0 +1,41 @@
+"""The test kit for plugin authors.
+
+Installed with core as the pytest plugin ``modelplug`` (entry point ``pytest11``), it
+provides these fixtures:
+
+- ``modelplug_config_dir``: an empty temporary user config dir; MODELPLUG_CONFIG points
+  into it and the project lookup starts in an empty temporary directory.
+- ``make_client(*plugins, entry_points=False, config=None, **kwargs)``: an isolated
+  Client (no installed plugin unless ``entry_points=True`` or named in ``plugins``).
+- ``modelplug_client``: ``make_client()`` with nothing but core's built-ins.
+- ``fake_model``: a :class:`FakeModel` already registered on ``modelplug_client``.
+- ``wire_server``: a started :class:`WireServer` on 127.0.0.1.
+
+Outside pytest, import :class:`WireServer`, :class:`FakeModel` and the builders from here.
+"""
+
+from ..builtin.fake import FakeModel, reply, text, thinking, tool_use
+from .wire_server import (
+    RecordedRequest,
+    WireResponse,
+    WireServer,
+    load_recording,
+    refused_url,
+    split_events,
+    split_every,
+)
+
+__all__ = [
+    "FakeModel",
+    "RecordedRequest",
+    "WireResponse",
+    "WireServer",
+    "load_recording",
+    "refused_url",
+    "reply",
+    "split_events",
+    "split_every",
+    "text",
+    "thinking",
+    "tool_use",
+]

@@ -1,0 +1,82 @@
+"""pytest fixtures for modelplug plugin authors (registered through ``pytest11``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..builtin.fake import FakeModel
+from ..client import Client
+from .wire_server import WireServer
+
+MakeClient = Callable[..., Client]
+
+
+@pytest.fixture
+def modelplug_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty user config dir; the environment's MODELPLUG_* toggles are cleared and
+    the working directory is an empty project-less folder."""
+    config_dir = tmp_path / "modelplug-config"
+    config_dir.mkdir()
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    for name in list(os.environ):
+        if name.startswith("MODELPLUG_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("MODELPLUG_CONFIG", str(config_dir / "config.toml"))
+    monkeypatch.chdir(workdir)
+    return config_dir
+
+
+@pytest.fixture
+def make_client(modelplug_config_dir: Path) -> Iterator[MakeClient]:
+    """Build isolated Clients: ``make_client(plugin, ..., config={...})``. Installed
+    plugins load only with ``entry_points=True``. Every client is closed afterwards."""
+    made: list[Client] = []
+
+    def make(
+        *plugins: object,
+        entry_points: bool = False,
+        config: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Client:
+        kwargs.setdefault("user_config", modelplug_config_dir / "config.toml")
+        client = Client(plugins=plugins, entry_points=entry_points, config=config, **kwargs)
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        try:
+            client.close()
+        except RuntimeError:
+            pass
+
+
+@pytest.fixture
+def modelplug_client(make_client: MakeClient) -> Client:
+    """A Client with only core's built-in plugins."""
+    return make_client()
+
+
+@pytest.fixture
+def fake_model(modelplug_client: Client) -> FakeModel:
+    """A FakeModel with an empty script, registered on ``modelplug_client``; add steps
+    with ``fake_model.add(text("hi"))`` and call ``fake/any-model``."""
+    fake = FakeModel()
+    modelplug_client.register(fake)
+    return fake
+
+
+@pytest.fixture
+def wire_server() -> Iterator[WireServer]:
+    """A started loopback WireServer, stopped after the test."""
+    server = WireServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

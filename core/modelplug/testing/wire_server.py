@@ -1,0 +1,339 @@
+"""A real HTTP/1.1 server on 127.0.0.1 that plays back recorded response bytes.
+
+Tests of adapters use it so that what they exercise is a real socket: chunk boundaries
+arrive as they were queued, a delay is a real wait, and a dropped connection is a real
+reset mid-body. Every request is recorded (method, path, headers, body).
+
+    server = WireServer().start()
+    server.add_sse(["{\\"choices\\": []}"], done=True)
+    ... point the adapter at server.url ...
+    assert server.requests[0].json()["stream"] is True
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import socketserver
+import struct
+import threading
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["RecordedRequest", "WireResponse", "WireServer", "refused_url", "split_every"]
+
+Chunk = bytes | tuple[float, bytes]
+
+
+@dataclass
+class WireResponse:
+    """One queued response.
+
+    :param status: HTTP status.
+    :param headers: response headers (Content-Type defaults to text/event-stream).
+    :param chunks: body pieces, each sent as its own write and HTTP chunk; a
+        ``(delay, bytes)`` pair waits ``delay`` seconds first.
+    :param drop_after: reset the connection after sending this many chunks.
+    :param stall: seconds to wait before sending the status line.
+    :param path: serve only requests to this path (None: any path).
+    """
+
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    chunks: list[Chunk] = field(default_factory=list)
+    drop_after: int | None = None
+    stall: float = 0.0
+    path: str | None = None
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def _bytes(chunk: bytes | str | tuple[float, bytes | str]) -> Chunk:
+    if isinstance(chunk, tuple):
+        delay, data = chunk
+        return (delay, data.encode() if isinstance(data, str) else data)
+    return chunk.encode() if isinstance(chunk, str) else chunk
+
+
+def split_every(data: bytes, size: int) -> list[bytes]:
+    """``data`` cut into pieces of ``size`` bytes (the last may be shorter)."""
+    return [data[i : i + size] for i in range(0, len(data), size)] or [b""]
+
+
+def refused_url() -> str:
+    """A loopback URL where nothing listens (connecting to it is refused)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    408: "Request Timeout",
+    409: "Conflict",
+    413: "Payload Too Large",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+    529: "Overloaded",
+}
+
+
+class _Server(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    wire: WireServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up mid-response is what several tests do on purpose.
+        import sys
+
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(socketserver.BaseRequestHandler):
+    server: _Server
+
+    def handle(self) -> None:
+        sock: socket.socket = self.request
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        reader = sock.makefile("rb")
+        wire = self.server.wire
+        while not wire.stopping.is_set():
+            request = _read_request(reader)
+            if request is None:
+                return
+            wire._record(request)
+            response = wire._next(request.path)
+            if not _send(sock, response, wire.stopping):
+                return
+
+
+def _read_request(reader: Any) -> RecordedRequest | None:
+    line = reader.readline(65536)
+    if not line or not line.strip():
+        return None
+    method, path, _ = line.decode("latin-1").split(" ", 2)
+    headers: dict[str, str] = {}
+    while True:
+        raw = reader.readline(65536)
+        if raw in (b"\r\n", b"\n", b""):
+            break
+        name, _, value = raw.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    body = b""
+    if "content-length" in headers:
+        body = reader.read(int(headers["content-length"]))
+    elif headers.get("transfer-encoding", "").lower() == "chunked":
+        parts = []
+        while True:
+            size = int(reader.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                reader.readline()
+                break
+            parts.append(reader.read(size))
+            reader.readline()
+        body = b"".join(parts)
+    return RecordedRequest(method, path, headers, body)
+
+
+def _send(sock: socket.socket, response: WireResponse, stopping: threading.Event) -> bool:
+    """Send one response; False when the connection must not be reused."""
+    if response.stall and stopping.wait(response.stall):
+        return False
+    headers = {"content-type": "text/event-stream", **{k.lower(): v for k, v in response.headers.items()}}
+    headers["transfer-encoding"] = "chunked"
+    headers.pop("content-length", None)
+    head = f"HTTP/1.1 {response.status} {_REASONS.get(response.status, 'Status')}\r\n"
+    head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+    try:
+        sock.sendall(head.encode("latin-1"))
+        for index, chunk in enumerate(response.chunks):
+            if response.drop_after is not None and index >= response.drop_after:
+                _reset(sock)
+                return False
+            delay, data = chunk if isinstance(chunk, tuple) else (0.0, chunk)
+            if delay and stopping.wait(delay):
+                return False
+            if data:
+                sock.sendall(b"%x\r\n%s\r\n" % (len(data), data))
+        if response.drop_after is not None and response.drop_after >= len(response.chunks):
+            _reset(sock)
+            return False
+        sock.sendall(b"0\r\n\r\n")
+    except OSError:
+        return False
+    return True
+
+
+def _reset(sock: socket.socket) -> None:
+    # SO_LINGER with a zero timeout makes close() send RST: a real dropped connection.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()
+
+
+class WireServer:
+    """The loopback server. Use as a context manager, or ``start()`` and ``stop()``."""
+
+    def __init__(self) -> None:
+        self.requests: list[RecordedRequest] = []
+        self.stopping = threading.Event()
+        self._queue: deque[WireResponse] = deque()
+        self._lock = threading.Lock()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def start(self) -> WireServer:
+        server = _Server(("127.0.0.1", 0), _Handler)
+        server.wire = self
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> WireServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>``."""
+        assert self._server is not None, "start() the server first"
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    # -- queueing -----------------------------------------------------------------------
+
+    def add(
+        self,
+        body: bytes | str | Sequence[Chunk] = b"",
+        *,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+        drop_after: int | None = None,
+        stall: float = 0.0,
+        delay: float = 0.0,
+        path: str | None = None,
+        content_type: str | None = None,
+    ) -> WireResponse:
+        """Queue a response. ``body`` is one chunk (bytes or str) or a list of chunks;
+        ``delay`` waits before every chunk."""
+        if isinstance(body, str):
+            body = body.encode()
+        chunks: list[Chunk] = [body] if isinstance(body, bytes) else [_bytes(c) for c in body]
+        if delay:
+            chunks = [(delay, c) if isinstance(c, bytes) else c for c in chunks]
+        all_headers = dict(headers or {})
+        if content_type:
+            all_headers["content-type"] = content_type
+        response = WireResponse(status, all_headers, chunks, drop_after, stall, path)
+        with self._lock:
+            self._queue.append(response)
+        return response
+
+    def add_json(self, payload: Any, *, status: int = 200, **kwargs: Any) -> WireResponse:
+        """Queue a JSON response."""
+        return self.add(
+            json.dumps(payload).encode(), status=status, content_type="application/json", **kwargs
+        )
+
+    def add_sse(
+        self,
+        events: Iterable[str | dict[str, Any]],
+        *,
+        done: bool = False,
+        event_names: bool = False,
+        **kwargs: Any,
+    ) -> WireResponse:
+        """Queue an SSE stream, one chunk per event. A dict is JSON-encoded; with
+        ``event_names`` a dict's ``type`` also becomes the ``event:`` line."""
+        chunks: list[Chunk] = []
+        for event in events:
+            if isinstance(event, dict):
+                line = f"data: {json.dumps(event)}\n\n"
+                if event_names and "type" in event:
+                    line = f"event: {event['type']}\n" + line
+            else:
+                line = event if event.endswith("\n\n") else f"data: {event}\n\n"
+            chunks.append(line.encode())
+        if done:
+            chunks.append(b"data: [DONE]\n\n")
+        return self.add(chunks, **kwargs)
+
+    def add_file(self, path: str | Path, *, chunk_size: int | None = None, **kwargs: Any) -> WireResponse:
+        """Queue a recorded body file. Leading lines that start with ``#`` (where the
+        recording says its shape comes from) are not sent. Without ``chunk_size`` each
+        SSE event (up to its blank line) is one chunk."""
+        data = load_recording(path)
+        if chunk_size:
+            return self.add(split_every(data, chunk_size), **kwargs)
+        return self.add(split_events(data), **kwargs)
+
+    # -- server side --------------------------------------------------------------------
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def _next(self, path: str) -> WireResponse:
+        with self._lock:
+            for index, response in enumerate(self._queue):
+                if response.path is None or response.path == path.split("?")[0]:
+                    del self._queue[index]
+                    return response
+        body = f'{{"error": "wire_server: no response queued for {path}"}}'.encode()
+        return WireResponse(500, {"content-type": "application/json"}, [body])
+
+    @property
+    def pending(self) -> int:
+        """Responses queued and not yet served."""
+        return len(self._queue)
+
+
+def load_recording(path: str | Path) -> bytes:
+    """A recorded body, without its leading ``#`` comment lines."""
+    data = Path(path).read_bytes()
+    while data.startswith(b"#"):
+        _, _, data = data.partition(b"\n")
+    return data
+
+
+def split_events(data: bytes) -> list[bytes]:
+    """SSE bytes cut after each blank line (one chunk per event)."""
+    normalized = data.replace(b"\r\n", b"\n")
+    pieces = normalized.split(b"\n\n")
+    chunks = [p + b"\n\n" for p in pieces[:-1] if p]
+    if pieces[-1]:
+        chunks.append(pieces[-1])
+    return chunks or [b""]

@@ -1,0 +1,778 @@
+"""The neutral model: conversations, requests, responses, usage, cost and stream events.
+
+Every type is a pydantic v2 model that round-trips through JSON without loss, so a
+conversation stored as JSONL comes back exactly. No vendor SDK is imported here.
+
+Conventions a plugin author must follow:
+
+- ``Usage.input`` counts input tokens *excluding* cache reads and writes (the Anthropic
+  convention). An adapter for an API that reports a total (Chat Completions'
+  ``prompt_tokens``) subtracts the cached part. ``Usage.total_input`` adds them back.
+- ``Usage.output`` includes reasoning tokens; ``Usage.reasoning`` is the part of it that
+  was reasoning.
+- ``Response.cost`` is None when the cost is unknown. Zero means free, never unknown.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "Block",
+    "Citation",
+    "Cost",
+    "Done",
+    "Effort",
+    "Endpoint",
+    "Event",
+    "ImageBlock",
+    "Message",
+    "ModelInfo",
+    "Notice",
+    "OpaqueBlock",
+    "ParsedText",
+    "Price",
+    "Request",
+    "Response",
+    "Route",
+    "ServerTool",
+    "StopReason",
+    "TextBlock",
+    "TextCallMode",
+    "TextDelta",
+    "ThinkingBlock",
+    "ThinkingDelta",
+    "ThinkingRequest",
+    "ToolCallStart",
+    "ToolResultBlock",
+    "ToolSpec",
+    "ToolUseBlock",
+    "Usage",
+    "new_tool_use_id",
+]
+
+
+class _Model(BaseModel):
+    # Unknown fields are an error: a typo in a stored conversation or a request must
+    # not be dropped silently.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+def new_tool_use_id() -> str:
+    """A fresh id for a tool call the server did not name (``call_`` + 24 hex digits)."""
+    return "call_" + uuid.uuid4().hex[:24]
+
+
+# --------------------------------------------------------------------------- blocks
+
+Citation: TypeAlias = dict[str, Any]
+
+
+class TextBlock(_Model):
+    """Text the model wrote or the user sent. ``citations`` are kept as the vendor sent them."""
+
+    type: Literal["text"] = "text"
+    text: str
+    citations: list[Citation] | None = None
+
+
+class ThinkingBlock(_Model):
+    """The model's reasoning.
+
+    ``text`` is the readable thinking (empty when the vendor omitted or redacted it).
+    ``wire`` holds the vendor's block byte for byte (as parsed JSON) so it can go back
+    unchanged to the model that produced it; see :mod:`modelplug.replay`.
+    ``origin`` is the ``provider/model`` that produced it, when it differs from the
+    message's own ``model`` or when the block travels alone.
+    """
+
+    type: Literal["thinking"] = "thinking"
+    text: str = ""
+    signature: str | None = None
+    redacted: bool = False
+    wire: dict[str, Any] | None = None
+    origin: str | None = None
+
+
+class ToolUseBlock(_Model):
+    """A call the model asked for. ``input`` is the raw string when the JSON was broken."""
+
+    type: Literal["tool_use"] = "tool_use"
+    id: str = Field(default_factory=new_tool_use_id)
+    name: str
+    input: dict[str, Any] | str = Field(default_factory=dict)
+
+
+class ImageBlock(_Model):
+    """An image, either inline (base64 ``data`` with ``media_type``) or by ``url``."""
+
+    type: Literal["image"] = "image"
+    media_type: str | None = None
+    data: str | None = None
+    url: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ImageBlock:
+        if (self.data is None) == (self.url is None):
+            raise ValueError("an image needs exactly one of 'data' (base64) or 'url'")
+        if self.data is not None and not self.media_type:
+            raise ValueError("an inline image needs its media_type, e.g. 'image/png'")
+        return self
+
+    @classmethod
+    def from_data_url(cls, url: str) -> ImageBlock:
+        """Build from ``data:image/png;base64,...`` or a plain http(s) URL."""
+        if url.startswith("data:"):
+            head, _, data = url.partition(",")
+            media_type = head[5:].split(";")[0] or "application/octet-stream"
+            return cls(media_type=media_type, data=data)
+        return cls(url=url)
+
+    def as_url(self) -> str:
+        """The image as a URL: the ``url``, or a ``data:`` URL for inline data."""
+        if self.url is not None:
+            return self.url
+        return f"data:{self.media_type};base64,{self.data}"
+
+
+class ToolResultBlock(_Model):
+    """The result of a tool call, sent inside a user message."""
+
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: list[Annotated[TextBlock | ImageBlock, Field(discriminator="type")]] = Field(
+        default_factory=list
+    )
+    is_error: bool = False
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _text_shorthand(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [{"type": "text", "text": value}]
+        return value
+
+    @property
+    def text(self) -> str:
+        return "".join(part.text for part in self.content if isinstance(part, TextBlock))
+
+    @property
+    def images(self) -> list[ImageBlock]:
+        return [part for part in self.content if isinstance(part, ImageBlock)]
+
+
+class OpaqueBlock(_Model):
+    """A vendor item modelplug has no neutral form for (server tool blocks, encrypted
+    reasoning). ``kind`` is the vendor's type name, ``wire`` the item itself, and
+    ``text`` an optional readable view for display and for other providers.
+    """
+
+    type: Literal["opaque"] = "opaque"
+    kind: str
+    wire: dict[str, Any]
+    text: str | None = None
+    origin: str | None = None
+
+
+Block = Annotated[
+    TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock | ImageBlock | OpaqueBlock,
+    Field(discriminator="type"),
+]
+
+
+class Message(_Model):
+    """One turn. Only two roles: tool results are blocks inside a user message.
+
+    ``model`` is the ``provider/model`` that produced an assistant message; it decides
+    which thinking and opaque blocks may be sent back (see :mod:`modelplug.replay`).
+    """
+
+    role: Literal["user", "assistant"]
+    content: list[Block] = Field(default_factory=list)
+    model: str | None = None
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _text_shorthand(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [{"type": "text", "text": value}]
+        return value
+
+    @property
+    def text(self) -> str:
+        """The concatenated text blocks."""
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def tool_calls(self) -> list[ToolUseBlock]:
+        return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+    @property
+    def tool_results(self) -> list[ToolResultBlock]:
+        return [b for b in self.content if isinstance(b, ToolResultBlock)]
+
+
+# -------------------------------------------------------------------------- request
+
+
+class ToolSpec(_Model):
+    """A tool the model may call. ``input_schema`` is a JSON Schema object."""
+
+    name: str = Field(min_length=1, max_length=128)
+    description: str = ""
+    input_schema: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+
+
+class ServerTool(_Model):
+    """A tool the provider runs itself (today: Claude's web search)."""
+
+    type: Literal["web_search"] = "web_search"
+    max_uses: int | None = None
+    allowed_domains: list[str] | None = None
+    blocked_domains: list[str] | None = None
+
+
+Effort: TypeAlias = Literal["minimal", "low", "medium", "high", "xhigh", "max"]
+
+
+class ThinkingRequest(_Model):
+    """How the model should think.
+
+    ``effort`` maps to each API's effort or budget field; ``adaptive`` and ``display``
+    are Anthropic's; ``hide`` keeps thinking off the screen (no ThinkingDelta events,
+    blank ``ThinkingBlock.text``) while the vendor block still goes back unchanged.
+    ``enabled=False`` asks for no thinking where the model allows it.
+    """
+
+    enabled: bool = True
+    effort: Effort | None = None
+    adaptive: bool | None = None
+    display: Literal["summarized", "omitted"] | None = None
+    budget_tokens: int | None = None
+    hide: bool = False
+
+
+ToolChoice: TypeAlias = Literal["auto", "any", "none"] | str
+
+
+class Request(_Model):
+    """What to ask the model. Take one from a string, OpenAI-style dicts or a Request
+    with :meth:`Request.coerce`.
+
+    Validation happens here, before any network call: every ``tool_result`` must answer
+    a ``tool_use`` of the assistant message right before it.
+    """
+
+    system: str | None = None
+    messages: list[Message] = Field(default_factory=list)
+    tools: list[ToolSpec] = Field(default_factory=list)
+    server_tools: list[ServerTool] = Field(default_factory=list)
+    max_tokens: int | None = Field(default=None, gt=0)
+    thinking: ThinkingRequest | None = None
+    stop: list[str] = Field(default_factory=list)
+    tool_choice: ToolChoice | None = None
+    temperature: float | None = Field(default=None, ge=0)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    top_k: int | None = Field(default=None, gt=0)
+    seed: int | None = None
+    cache: bool | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("messages", mode="before")
+    @classmethod
+    def _accept_openai_dicts(cls, value: Any) -> Any:
+        if isinstance(value, list) and any(_is_openai_style(m) for m in value):
+            system, messages = _from_openai_messages(value)
+            if system:
+                raise ValueError(
+                    "a system message inside 'messages' needs Request.coerce(...) or the "
+                    "'system' field; pass the list to Request.coerce to convert it"
+                )
+            return messages
+        return value
+
+    @model_validator(mode="after")
+    def _check_conversation(self) -> Request:
+        tool_names = [t.name for t in self.tools]
+        dupes = {n for n in tool_names if tool_names.count(n) > 1}
+        if dupes:
+            raise ValueError(f"tool names must be unique; repeated: {', '.join(sorted(dupes))}")
+        previous: Message | None = None
+        for index, message in enumerate(self.messages):
+            results = message.tool_results
+            if results:
+                if message.role != "user":
+                    raise ValueError(
+                        f"messages[{index}]: tool_result blocks belong in a user message"
+                    )
+                asked = {c.id for c in previous.tool_calls} if previous else set()
+                for result in results:
+                    if result.tool_use_id not in asked:
+                        raise ValueError(
+                            f"messages[{index}]: tool_result for {result.tool_use_id!r} has "
+                            "no matching tool_use in the assistant message right before it; "
+                            "send the assistant message that made the call first"
+                        )
+            if message.role == "user" and any(
+                isinstance(b, ToolUseBlock | ThinkingBlock) for b in message.content
+            ):
+                raise ValueError(
+                    f"messages[{index}]: tool_use and thinking blocks belong in an "
+                    "assistant message"
+                )
+            previous = message
+        if isinstance(self.tool_choice, str) and self.tool_choice not in (
+            "auto",
+            "any",
+            "none",
+        ):
+            if self.tool_choice not in tool_names:
+                raise ValueError(
+                    f"tool_choice names {self.tool_choice!r}, which is not one of the "
+                    f"request's tools ({', '.join(tool_names) or 'none'})"
+                )
+        return self
+
+    @classmethod
+    def coerce(cls, value: RequestLike, **fields: Any) -> Request:
+        """Turn what a caller passed into a Request.
+
+        - a string: one user message;
+        - a list of OpenAI-style dicts or Messages: the conversation (a ``system`` role
+          message becomes ``Request.system``);
+        - a dict: the fields of a Request (its ``messages`` may be OpenAI-style);
+        - a Request: itself (copied with ``fields`` applied).
+        """
+        if isinstance(value, Request):
+            return value.model_copy(update=fields) if fields else value
+        if isinstance(value, str):
+            return cls(messages=[Message(role="user", content=value)], **fields)
+        if isinstance(value, Mapping):
+            data = dict(value)
+            if "messages" in data and isinstance(data["messages"], list):
+                system, messages = _from_openai_messages(data["messages"])
+                data["messages"] = messages
+                if system:
+                    data["system"] = "\n\n".join(
+                        p for p in (data.get("system"), system) if p
+                    )
+            data.update(fields)
+            return cls.model_validate(data)
+        if isinstance(value, Iterable):
+            system, messages = _from_openai_messages(list(value))
+            if system and "system" not in fields:
+                fields["system"] = system
+            return cls(messages=messages, **fields)
+        raise TypeError(
+            f"cannot build a Request from {type(value).__name__}; pass a string, a list "
+            "of messages, a dict of Request fields or a Request"
+        )
+
+    def to_openai_messages(self) -> list[dict[str, Any]]:
+        """The conversation as OpenAI Chat Completions messages (for tools and logs)."""
+        return _to_openai_messages(self)
+
+
+RequestLike: TypeAlias = "str | Request | Mapping[str, Any] | Iterable[Message | Mapping[str, Any]]"
+
+
+# ------------------------------------------------------------- usage, cost, response
+
+StopReason: TypeAlias = Literal[
+    "end_turn", "tool_use", "max_tokens", "refusal", "pause_turn", "other"
+]
+
+
+class Usage(_Model):
+    """Token counts for one response. ``reported`` is False when they were estimated."""
+
+    input: int = Field(default=0, ge=0)
+    output: int = Field(default=0, ge=0)
+    cache_read: int = Field(default=0, ge=0)
+    cache_write: int = Field(default=0, ge=0)
+    reasoning: int = Field(default=0, ge=0)
+    web_searches: int = Field(default=0, ge=0)
+    reported: bool = True
+
+    @property
+    def total_input(self) -> int:
+        """All input tokens: uncached input plus cache reads and writes."""
+        return self.input + self.cache_read + self.cache_write
+
+    @property
+    def total(self) -> int:
+        return self.total_input + self.output
+
+
+class Cost(_Model):
+    """What a response cost, in ``currency`` (USD unless the source says otherwise:
+    OpenRouter reports "credits"). ``source`` names the table or server and version it
+    came from. ``breakdown`` splits the amount per token kind when the source knows it.
+    """
+
+    amount: Decimal
+    currency: str = "USD"
+    source: str
+    breakdown: dict[str, Decimal] = Field(default_factory=dict)
+
+
+class Response(_Model):
+    """The whole answer: the truth, where deltas are only for the screen.
+
+    ``model`` is the ``provider/model`` that actually answered (after any fallback).
+    ``cost`` is None when unknown; ``server_cost`` is what the server itself reported,
+    kept as it came. ``price_factor`` scales token prices (0.5 for batch).
+    ``metadata`` keeps what a server sent beyond the neutral model (timings, rate limits).
+    """
+
+    message: Message
+    stop_reason: StopReason = "end_turn"
+    usage: Usage = Field(default_factory=Usage)
+    model: str | None = None
+    cost: Cost | None = None
+    server_cost: Cost | None = None
+    price_factor: float = Field(default=1.0, gt=0)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return self.message.text
+
+    @property
+    def tool_calls(self) -> list[ToolUseBlock]:
+        return self.message.tool_calls
+
+
+# --------------------------------------------------------------------------- events
+
+
+class TextDelta(_Model):
+    """A piece of text for the screen."""
+
+    type: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ThinkingDelta(_Model):
+    """A piece of readable thinking for the screen."""
+
+    type: Literal["thinking_delta"] = "thinking_delta"
+    text: str
+
+
+class ToolCallStart(_Model):
+    """The model started a tool call (its arguments are still streaming)."""
+
+    type: Literal["tool_call_start"] = "tool_call_start"
+    id: str
+    name: str
+    index: int = 0
+
+
+class Notice(_Model):
+    """Something the caller should hear about: a retry wait, a fallback switch, a batch
+    status. ``message`` says why (and ``delay`` for how long, in seconds). Never holds a
+    secret.
+    """
+
+    type: Literal["notice"] = "notice"
+    kind: str
+    message: str
+    delay: float | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class Done(_Model):
+    """The last event of every stream: the whole Response."""
+
+    type: Literal["done"] = "done"
+    response: Response
+
+
+Event = Annotated[
+    TextDelta | ThinkingDelta | ToolCallStart | Notice | Done, Field(discriminator="type")
+]
+
+
+# ---------------------------------------------------------------------------- routes
+
+TextCallMode: TypeAlias = Literal["whole", "lines", "off"] | str
+
+
+class Price(_Model):
+    """USD per million tokens, and per web search."""
+
+    input: Decimal
+    output: Decimal
+    cache_read: Decimal | None = None
+    cache_write: Decimal | None = None
+    web_search: Decimal | None = None
+
+
+class ModelInfo(_Model):
+    """What is known about one model. None means unknown, not zero."""
+
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    supports_tools: bool | None = None
+    supports_images: bool | None = None
+    thinking: Literal["always", "optional", "never"] | None = None
+    text_tool_calls: TextCallMode | None = None
+    reasoning_dialect: str | None = None
+    price: Price | None = None
+    price_source: str | None = None
+    notes: list[str] = Field(default_factory=list)
+
+    def merged_over(self, base: ModelInfo) -> ModelInfo:
+        """This info with ``base`` filling every field this one leaves unknown."""
+        data = base.model_dump(exclude={"notes"})
+        for name in type(self).model_fields:
+            if name == "notes":
+                continue
+            value = getattr(self, name)
+            if value is not None:
+                data[name] = value
+        notes = [*base.notes, *(n for n in self.notes if n not in base.notes)]
+        return ModelInfo(**data, notes=notes)
+
+
+class Endpoint(_Model):
+    """Where and how to reach a provider. Holds the *name* of the key variable, never
+    the key. Header values are masked in reprs and JSON dumps meant for display.
+    """
+
+    type: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    allow_insecure_http: bool = False
+    local: bool = False
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():
+            if name == "headers" and isinstance(value, dict):
+                yield name, {k: "***" for k in value}
+            else:
+                yield name, value
+
+    def public_dict(self) -> dict[str, Any]:
+        """A dump safe to print: header values masked."""
+        data = self.model_dump()
+        data["headers"] = {k: "***" for k in self.headers}
+        return data
+
+
+class Route(_Model):
+    """A resolved model: which provider serves it, the model id, how to reach it, and
+    what is known about it. ``spec`` is what the caller asked for (an alias or role
+    before expansion); ``role`` is set when the spec was a role.
+    """
+
+    provider: str
+    model: str
+    endpoint: Endpoint
+    info: ModelInfo = Field(default_factory=ModelInfo)
+    spec: str | None = None
+    role: str | None = None
+
+    @property
+    def name(self) -> str:
+        """``provider/model``: the name a Message records as its producer."""
+        return f"{self.provider}/{self.model}"
+
+    def public_dict(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json")
+        data["endpoint"] = self.endpoint.public_dict()
+        data["name"] = self.name
+        return data
+
+
+class ParsedText(_Model):
+    """What a text-tool-call reader made of a reply.
+
+    - ``text``: the prose without any calls (with ``final=False``, the input unchanged).
+    - ``calls``: tool_use blocks read from the text (only with ``final=True``).
+    - ``hold_from``: with ``final=False``, the index in the input from which text must
+      not be shown yet because it may still become a call; None shows everything.
+    - ``problems``: why something that looked like a call stayed text (e.g. truncation).
+    """
+
+    text: str
+    calls: list[ToolUseBlock] = Field(default_factory=list)
+    hold_from: int | None = None
+    problems: list[str] = Field(default_factory=list)
+
+
+# ------------------------------------------------------------ OpenAI-style messages
+
+
+def _is_openai_style(value: Any) -> bool:
+    if not isinstance(value, Mapping):
+        return False
+    role = value.get("role")
+    if role in ("system", "tool", "developer"):
+        return True
+    if "tool_calls" in value or "tool_call_id" in value:
+        return True
+    content = value.get("content")
+    if isinstance(content, list):
+        return any(
+            isinstance(p, Mapping) and p.get("type") in ("image_url", "input_text")
+            for p in content
+        )
+    return False
+
+
+def _openai_parts(content: Any, where: str) -> list[TextBlock | ImageBlock]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [TextBlock(text=content)] if content else []
+    parts: list[TextBlock | ImageBlock] = []
+    for i, part in enumerate(content):
+        if isinstance(part, TextBlock | ImageBlock):
+            parts.append(part)
+            continue
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind in ("text", "input_text"):
+            parts.append(TextBlock(text=part["text"]))
+        elif kind == "image_url":
+            image = part["image_url"]
+            url = image["url"] if isinstance(image, Mapping) else image
+            parts.append(ImageBlock.from_data_url(url))
+        elif kind == "image":
+            parts.append(ImageBlock.model_validate(part))
+        else:
+            raise ValueError(
+                f"{where}: content part {i} has type {kind!r}; expected 'text' or "
+                "'image_url'"
+            )
+    return parts
+
+
+def _parse_arguments(raw: Any) -> dict[str, Any] | str:
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if raw is None or raw == "":
+        return {}
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        return str(raw)
+    return value if isinstance(value, dict) else str(raw)
+
+
+def _from_openai_messages(items: list[Any]) -> tuple[str | None, list[Message]]:
+    """Convert OpenAI Chat Completions messages exactly; Messages pass through."""
+    system: list[str] = []
+    messages: list[Message] = []
+    for index, item in enumerate(items):
+        where = f"messages[{index}]"
+        if isinstance(item, Message):
+            messages.append(item)
+            continue
+        if not isinstance(item, Mapping):
+            raise ValueError(f"{where}: expected a message dict, got {type(item).__name__}")
+        role = item.get("role")
+        if role in ("system", "developer"):
+            text = "".join(
+                p.text for p in _openai_parts(item.get("content"), where) if isinstance(p, TextBlock)
+            )
+            system.append(text)
+        elif role == "tool":
+            call_id = item.get("tool_call_id")
+            if not call_id:
+                raise ValueError(f"{where}: a tool message needs its tool_call_id")
+            result = ToolResultBlock(
+                tool_use_id=call_id,
+                content=_openai_parts(item.get("content"), where),
+                is_error=bool(item.get("is_error", False)),
+            )
+            # Consecutive tool messages answer one assistant turn: one user message.
+            last = messages[-1] if messages else None
+            if last is not None and last.role == "user" and last.tool_results and all(
+                isinstance(b, ToolResultBlock) for b in last.content
+            ):
+                last.content.append(result)
+            else:
+                messages.append(Message(role="user", content=[result]))
+        elif role == "assistant":
+            content: list[Any] = list(_openai_parts(item.get("content"), where))
+            for call in item.get("tool_calls") or []:
+                function = call.get("function", {})
+                content.append(
+                    ToolUseBlock(
+                        id=call.get("id") or new_tool_use_id(),
+                        name=function.get("name", ""),
+                        input=_parse_arguments(function.get("arguments")),
+                    )
+                )
+            messages.append(Message(role="assistant", content=content, model=item.get("model")))
+        elif role == "user":
+            if "content" in item and not isinstance(item.get("content"), str | list | None):
+                raise ValueError(f"{where}: content must be a string or a list of parts")
+            raw_content = item.get("content")
+            if isinstance(raw_content, list) and all(
+                isinstance(p, Mapping) and p.get("type") in _NEUTRAL_TYPES for p in raw_content
+            ):
+                messages.append(Message.model_validate(dict(item)))
+            else:
+                messages.append(
+                    Message(role="user", content=list(_openai_parts(raw_content, where)))
+                )
+        else:
+            raise ValueError(
+                f"{where}: unknown role {role!r}; use system, user, assistant or tool"
+            )
+    return ("\n\n".join(system) if system else None), messages
+
+
+_NEUTRAL_TYPES = {"text", "thinking", "tool_use", "tool_result", "image", "opaque"}
+
+
+def _to_openai_messages(request: Request) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if request.system:
+        out.append({"role": "system", "content": request.system})
+    for message in request.messages:
+        if message.role == "assistant":
+            entry: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+            calls = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {
+                        "name": c.name,
+                        "arguments": c.input
+                        if isinstance(c.input, str)
+                        else json.dumps(c.input, ensure_ascii=False),
+                    },
+                }
+                for c in message.tool_calls
+            ]
+            if calls:
+                entry["tool_calls"] = calls
+            out.append(entry)
+            continue
+        for result in message.tool_results:
+            out.append({"role": "tool", "tool_call_id": result.tool_use_id, "content": result.text})
+        parts: list[dict[str, Any]] = []
+        for block in message.content:
+            if isinstance(block, TextBlock):
+                parts.append({"type": "text", "text": block.text})
+            elif isinstance(block, ImageBlock):
+                parts.append({"type": "image_url", "image_url": {"url": block.as_url()}})
+        if parts:
+            if len(parts) == 1 and parts[0]["type"] == "text":
+                out.append({"role": "user", "content": parts[0]["text"]})
+            else:
+                out.append({"role": "user", "content": parts})
+    return out
