@@ -206,6 +206,15 @@ class Client:
         route: Route | None = self.hook.modelplug_resolve(spec=concrete, settings=self.settings)
         if route is None:
             provider = concrete.partition("/")[0] if "/" in concrete else None
+            defined = self.settings.providers.get(provider or "")
+            if defined is not None:
+                raise UnknownProviderError(
+                    concrete,
+                    provider,
+                    self.providers(),
+                    note=f"the provider {provider!r} in your settings has type "
+                    f"{defined.type!r}, which no enabled plugin serves",
+                )
             raise UnknownProviderError(concrete, provider, self.providers())
         catalog: ModelInfo | None = self.hook.modelplug_model_info(
             route=route, settings=self.settings
@@ -342,6 +351,9 @@ class Client:
                 exc.partial = _partial(route, text, thought)
             raise
         except (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt):
+            raise
+        except ModelplugError:
+            # A missing key, a bad setting, an exhausted script: not a model failure.
             raise
         except Exception as exc:
             error_class = self.classify(exc, route)

@@ -100,12 +100,19 @@ class MissingKeyError(ModelplugError):
 class UnknownProviderError(ModelplugError):
     """No plugin serves the provider a spec names."""
 
-    def __init__(self, spec: str, provider: str | None, installed: list[str]) -> None:
+    def __init__(
+        self, spec: str, provider: str | None, installed: list[str], note: str | None = None
+    ) -> None:
         self.spec = spec
         self.provider = provider
         self.installed = installed
         listing = ", ".join(installed) or "none"
-        if provider:
+        if note:
+            hint = (
+                f"Cannot resolve {spec!r}: {note}. Installed providers: {listing}. "
+                "Install or enable the plugin for that type (see `modelplug plugins`)."
+            )
+        elif provider:
             hint = (
                 f"Unknown provider {provider!r} in {spec!r}. Installed providers: {listing}. "
                 f"Install the plugin that serves it (e.g. pip install modelplug-{provider}) "

@@ -39,6 +39,31 @@ def redact(text: str) -> str:
     return text
 
 
+def _install_record_factory() -> None:
+    """Redact every record logged under ``modelplug`` (any child logger too).
+
+    A filter on the ``modelplug`` logger would not see records of its children, and
+    handlers belong to the application; wrapping the record factory covers both. Only
+    records of modelplug's own loggers are touched.
+    """
+    previous = logging.getLogRecordFactory()
+    if getattr(previous, "_modelplug_redacting", False):
+        return
+
+    def factory(*args: object, **kwargs: object) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        if _secrets and record.name.startswith("modelplug"):
+            message = record.getMessage()
+            cleaned = redact(message)
+            if cleaned != message:
+                record.msg = cleaned
+                record.args = None
+        return record
+
+    factory._modelplug_redacting = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
+
+
 class RedactingFilter(logging.Filter):
     """A logging filter that masks secrets in a record's rendered message."""
 
@@ -52,3 +77,4 @@ class RedactingFilter(logging.Filter):
 
 
 logging.getLogger("modelplug").addFilter(RedactingFilter())
+_install_record_factory()

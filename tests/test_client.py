@@ -1,0 +1,193 @@
+"""The Client: model choice, aliases and roles, sync facades, cost and errors."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from modelplug.client import Client
+from modelplug.errors import ModelplugError, UnknownProviderError
+from modelplug.testing import FakeModel, text
+from modelplug.types import Done, Notice, Price, TextDelta, Usage
+
+
+def test_model_choice_order(make_client: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    client: Client = make_client()
+    assert client.choose_model() == "echo"
+    assert "no model chosen" in capsys.readouterr().err
+    Path("modelplug.toml").write_text('model = "project/m"\n')
+    assert make_client().choose_model() == "project/m"
+    monkeypatch.setenv("MODELPLUG_MODEL", "env/m")
+    assert make_client().choose_model() == "env/m"
+    assert make_client(model="arg/m").choose_model() == "arg/m"
+    assert make_client().choose_model("call/m") == "call/m"
+
+
+def test_echo_note_is_printed_once_per_client(make_client: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    client: Client = make_client()
+    client.complete(None, "a")
+    client.complete(None, "b")
+    assert capsys.readouterr().err.count("no model chosen") == 1
+
+
+def test_aliases_and_roles_resolve_to_specs(make_client: Any) -> None:
+    client: Client = make_client(
+        FakeModel(),
+        config={"aliases": {"quick": "fast", "fast": "fake/small"}, "roles": {"worker": "fake/big"}, "model": "fake/main"},
+    )
+    route = client.resolve("quick")
+    assert (route.name, route.spec, route.role) == ("fake/small", "quick", None)
+    worker = client.resolve("worker")
+    assert (worker.name, worker.role) == ("fake/big", "worker")
+    explore = client.resolve("explore")  # a built-in role that is not set: the default model
+    assert (explore.name, explore.role) == ("fake/main", "explore")
+
+
+def test_a_role_must_not_name_a_role(make_client: Any) -> None:
+    client: Client = make_client(config={"roles": {"worker": "smart", "smart": "echo"}})
+    with pytest.raises(ModelplugError, match="role 'worker' names the role 'smart'"):
+        client.resolve("worker")
+
+
+def test_alias_cycle_is_a_clear_error(make_client: Any) -> None:
+    client: Client = make_client(config={"aliases": {"a": "b", "b": "a"}})
+    with pytest.raises(ModelplugError, match="cycle: a -> b -> a"):
+        client.resolve("a")
+
+
+def test_unknown_provider_names_it_and_lists_installed_ones(make_client: Any) -> None:
+    client: Client = make_client(FakeModel(provider="scripted"))
+    with pytest.raises(UnknownProviderError) as caught:
+        client.resolve("mistral/large")
+    message = str(caught.value)
+    assert "Unknown provider 'mistral'" in message
+    assert "Installed providers: echo, scripted" in message
+    assert "pip install modelplug-mistral" in message
+
+
+def test_user_provider_of_an_unserved_type_says_so(make_client: Any, modelplug_config_dir: Path) -> None:
+    (modelplug_config_dir / "config.toml").write_text('[providers.lab]\ntype = "grpc"\nbase_url = "https://x.example"\n')
+    client: Client = make_client()
+    with pytest.raises(UnknownProviderError, match="type 'grpc', which no enabled plugin serves"):
+        client.resolve("lab/m")
+
+
+def test_sync_stream_works_inside_a_running_event_loop(make_client: Any) -> None:
+    client: Client = make_client()
+
+    async def notebook_cell() -> tuple[str, list[str]]:
+        # What a Jupyter cell does: call the sync API while a loop runs in this thread.
+        response = client.complete("echo", "inside a loop")
+        words = [e.text for e in client.stream("echo", "x y") if isinstance(e, TextDelta)]
+        return response.text, words
+
+    assert asyncio.run(notebook_cell()) == ("inside a loop", ["x", " y"])
+
+
+def test_sync_stream_pays_no_thread_hop_outside_a_loop(make_client: Any) -> None:
+    seen: set[int] = set()
+
+    def record(request: Any) -> Any:
+        seen.add(threading.get_ident())
+        return text("ok")
+
+    client: Client = make_client(FakeModel([record]))
+    assert client.complete("fake/m", "x").text == "ok"
+    assert seen == {threading.get_ident()}
+
+
+def test_async_api_and_sync_api_give_the_same_response(make_client: Any) -> None:
+    client: Client = make_client()
+    sync = client.complete("echo", "same words here")
+    async_ = asyncio.run(client.acomplete("echo", "same words here"))
+    assert sync == async_
+
+
+def test_cost_is_none_when_unknown_and_zero_only_when_free(make_client: Any) -> None:
+    unpriced = FakeModel([text("a", usage=Usage(input=10, output=5))])
+    priced = FakeModel([text("b", usage=Usage(input=1_000_000, output=0))], provider="paid",
+                       price=Price(input=Decimal("2.5"), output=Decimal(10)))
+    client: Client = make_client(unpriced, priced)
+    assert client.complete("fake/m", "x").cost is None
+    cost = client.complete("paid/m", "x").cost
+    assert cost is not None and cost.amount == Decimal("2.5") and cost.currency == "USD"
+    free = client.complete("echo", "x").cost
+    assert free is not None and free.amount == 0
+
+
+def test_notices_reach_on_event_or_the_log(make_client: Any, caplog: pytest.LogCaptureFixture) -> None:
+    from modelplug import hookimpl
+
+    class Narrator:
+        name = "narrator"
+
+        @hookimpl(wrapper=True)
+        def modelplug_stream(self, route: Any, request: Any, client: Any) -> Any:
+            inner = yield
+
+            async def wrap() -> Any:
+                yield Notice(kind="retry", message="waiting 1 s", delay=1.0)
+                async for event in inner:
+                    yield event
+
+            return wrap()
+
+    client: Client = make_client(Narrator())
+    seen: list[Any] = []
+    client.complete("echo", "x", on_event=seen.append)
+    assert [e.message for e in seen if isinstance(e, Notice)] == ["waiting 1 s"]
+    with caplog.at_level("WARNING", logger="modelplug"):
+        client.complete("echo", "x")
+    assert "waiting 1 s" in caplog.text
+
+
+def test_stream_without_done_is_an_error(make_client: Any) -> None:
+    from modelplug import hookimpl
+    from modelplug.errors import ModelError
+
+    class Truncating:
+        name = "truncating"
+
+        @hookimpl
+        def modelplug_resolve(self, spec: str) -> Any:
+            from modelplug.types import Endpoint, Route
+
+            return Route(provider="cut", model="m", endpoint=Endpoint(type="cut")) if spec == "cut/m" else None
+
+        @hookimpl
+        def modelplug_stream(self, route: Any) -> Any:
+            async def run() -> Any:
+                yield TextDelta(text="part")
+
+            return run() if route.provider == "cut" else None
+
+    client: Client = make_client(Truncating())
+    with pytest.raises(ModelError, match="without a Done event") as caught:
+        client.complete("cut/m", "x")
+    assert caught.value.partial is not None and caught.value.partial.text == "part"
+
+
+def test_breaking_out_of_a_sync_stream_cancels_it(make_client: Any) -> None:
+    fake = FakeModel([text("one two three")], delay=0.01)
+    client: Client = make_client(fake)
+    for event in client.stream("fake/m", "x"):
+        assert not isinstance(event, Done)
+        break
+    # The client stays usable after an abandoned stream.
+    assert client.complete("echo", "still works").text == "still works"
+
+
+def test_module_level_functions_use_a_default_client(modelplug_config_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import modelplug
+
+    monkeypatch.setattr(modelplug, "_default", None)
+    assert modelplug.complete("echo", "module level").text == "module level"
+    assert asyncio.run(modelplug.acomplete("echo", "async too")).text == "async too"
+    events = list(modelplug.stream("echo", "a b"))
+    assert isinstance(events[-1], Done)
+    modelplug.default_client().close()

@@ -1,0 +1,54 @@
+"""Nothing slow at import: no vendor SDK, no httpx2 and no price data behind
+``import modelplug``, ``Client()`` + ``resolve()`` or ``modelplug plugins``.
+
+This checks which modules get imported, not how long it takes: timing goals live in
+bench/startup.py.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+HEAVY = ("httpx2", "httpx", "anthropic", "openai", "genai_prices", "litellm")
+
+
+def imported_after(code: str, tmp_path: Path) -> set[str]:
+    script = code + "\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))\n"
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"MODELPLUG_CONFIG": str(tmp_path / "none.toml"), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+    return set(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY)
+
+
+def test_import_modelplug_loads_no_heavy_module(tmp_path: Path) -> None:
+    modules = imported_after("import modelplug", tmp_path)
+    assert heavy(modules) == []
+    assert "pydantic" not in modules  # types load on first use
+
+
+def test_client_and_resolve_with_every_plugin_load_no_heavy_module(tmp_path: Path) -> None:
+    modules = imported_after(
+        "import modelplug\nc = modelplug.Client()\nc.resolve('echo')\nprint(c.plugins())", tmp_path
+    )
+    assert heavy(modules) == []
+
+
+def test_modelplug_plugins_command_loads_no_heavy_module(tmp_path: Path) -> None:
+    modules = imported_after(
+        "from modelplug.cli import main\nimport io, contextlib\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    main(['plugins', '--all'])",
+        tmp_path,
+    )
+    assert heavy(modules) == []

@@ -1,0 +1,43 @@
+"""Thinking and opaque blocks go back only to the model that produced them."""
+
+from __future__ import annotations
+
+from modelplug.replay import replayable_messages
+from modelplug.types import Message, OpaqueBlock, TextBlock, ThinkingBlock, ToolUseBlock
+
+
+def history() -> list[Message]:
+    return [
+        Message(role="user", content="q"),
+        Message(
+            role="assistant",
+            model="anthropic/claude-sonnet-4-5",
+            content=[
+                ThinkingBlock(text="t", signature="s", wire={"type": "thinking", "thinking": "t", "signature": "s"}),
+                OpaqueBlock(kind="server_tool_use", wire={"type": "server_tool_use"}),
+                TextBlock(text="answer"),
+                ToolUseBlock(id="a", name="f"),
+            ],
+        ),
+        Message(role="assistant", model="anthropic/claude-sonnet-4-5", content=[ThinkingBlock(text="only")]),
+    ]
+
+
+def test_same_model_gets_everything_back() -> None:
+    assert replayable_messages(history(), "anthropic/claude-sonnet-4-5") == history()
+
+
+def test_other_model_gets_only_portable_blocks() -> None:
+    out = replayable_messages(history(), "openrouter/qwen/qwen3-coder")
+    assert [type(b).__name__ for b in out[1].content] == ["TextBlock", "ToolUseBlock"]
+    assert len(out) == 2  # the thinking-only answer is left out: empty content is refused
+
+
+def test_block_origin_must_match_too() -> None:
+    message = Message(
+        role="assistant",
+        model="anthropic/claude-sonnet-4-5",
+        content=[ThinkingBlock(text="x", origin="anthropic/claude-opus-4-1"), TextBlock(text="y")],
+    )
+    out = replayable_messages([message], "anthropic/claude-sonnet-4-5")
+    assert [type(b).__name__ for b in out[0].content] == ["TextBlock"]
