@@ -54,7 +54,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             _leaks.append(f"{report.nodeid} ({report.when}): the planted key is in its {where}")
 
 
-def pytest_warning_recorded(warning_message: object, when: str, nodeid: str, location: object) -> None:
+def pytest_warning_recorded(
+    warning_message: object, when: str, nodeid: str, location: object
+) -> None:
     if PLANTED_KEY in str(getattr(warning_message, "message", "")):
         _leaks.append(f"{nodeid}: a warning holds the planted key")
 

@@ -6,13 +6,18 @@ import asyncio
 from typing import Any
 
 import pytest
-
 from modelplug.builtin.classify import classify, parse_retry_after
 from modelplug.errors import ErrorClass
 
 
 class HTTPishError(Exception):
-    def __init__(self, message: str = "", status_code: int | None = None, headers: Any = None, body: Any = None) -> None:
+    def __init__(
+        self,
+        message: str = "",
+        status_code: int | None = None,
+        headers: Any = None,
+        body: Any = None,
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.headers = headers or {}
@@ -24,15 +29,30 @@ class HTTPishError(Exception):
     [
         (HTTPishError(status_code=429), "rate_limit", True, True),
         (HTTPishError(status_code=529), "overloaded", True, True),
-        (HTTPishError(status_code=200, body={"error": {"type": "overloaded_error"}}), "overloaded", True, True),
+        (
+            HTTPishError(status_code=200, body={"error": {"type": "overloaded_error"}}),
+            "overloaded",
+            True,
+            True,
+        ),
         (HTTPishError(status_code=503), "transient", True, True),
         (HTTPishError(status_code=408), "transient", True, True),
         (HTTPishError(status_code=401), "auth", False, True),
         (HTTPishError(status_code=403), "auth", False, True),
         (HTTPishError(status_code=402), "quota", False, True),
         (HTTPishError(status_code=404), "not_found", False, True),
-        (HTTPishError("prompt is too long: 210000 tokens > 200000 maximum", status_code=400), "context_overflow", False, False),
-        (HTTPishError("the request exceeds the available context size", status_code=400), "context_overflow", False, False),
+        (
+            HTTPishError("prompt is too long: 210000 tokens > 200000 maximum", status_code=400),
+            "context_overflow",
+            False,
+            False,
+        ),
+        (
+            HTTPishError("the request exceeds the available context size", status_code=400),
+            "context_overflow",
+            False,
+            False,
+        ),
         (HTTPishError("bad field", status_code=400), "bad_request", False, False),
         (ConnectionResetError(104, "Connection reset by peer"), "transient", True, True),
         (TimeoutError("read timed out"), "transient", True, True),
@@ -58,7 +78,10 @@ def test_cause_chain_is_read() -> None:
 
 def test_retry_after_seconds_ms_and_http_date() -> None:
     assert classify(HTTPishError(status_code=429, headers={"retry-after": "7"})).retry_after == 7.0
-    assert classify(HTTPishError(status_code=429, headers={"retry-after-ms": "1500"})).retry_after == 1.5
+    assert (
+        classify(HTTPishError(status_code=429, headers={"retry-after-ms": "1500"})).retry_after
+        == 1.5
+    )
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == 10.0
     assert parse_retry_after("soon") is None
 

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from modelplug.cli import main
 
 
@@ -17,20 +16,26 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     return code, out, err
 
 
-def test_chat_streams_the_reply_and_usage(modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_chat_streams_the_reply_and_usage(
+    modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, err = run(["chat", "-m", "echo", "--usage", "hello  there"], capsys)
     assert code == 0
     assert out == "hello  there\n"
     assert "echo/echo: input 2 output 2 cost $0" in err
 
 
-def test_chat_reads_stdin(modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chat_reads_stdin(
+    modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("from stdin"))
     code, out, _ = run(["chat", "-m", "echo", "-"], capsys)
     assert (code, out) == (0, "from stdin\n")
 
 
-def test_unknown_provider_exits_1_with_one_line(modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_provider_exits_1_with_one_line(
+    modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, err = run(["chat", "-m", "nowhere/m", "hi"], capsys)
     assert code == 1
     assert out == ""
@@ -38,14 +43,18 @@ def test_unknown_provider_exits_1_with_one_line(modelplug_config_dir: Path, caps
     assert "Traceback" not in err
 
 
-def test_usage_errors_exit_2(modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_usage_errors_exit_2(
+    modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert run(["price", "echo", "--input", "x"], capsys)[0] == 2
     assert run(["no-such-command"], capsys)[0] == 2
     assert run([], capsys)[0] == 2
     assert run(["price", "echo", "--input", "-1", "--output", "1"], capsys)[0] == 2
 
 
-def test_resolve_json_has_no_key(modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str], planted_key: str) -> None:
+def test_resolve_json_has_no_key(
+    modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str], planted_key: str
+) -> None:
     (modelplug_config_dir / "config.toml").write_text(
         '[providers.echo2]\ntype = "echo"\napi_key_env = "PLANTED_API_KEY"\nheaders = { X-Secret = "hdr-secret-value" }\n'
     )
@@ -56,12 +65,26 @@ def test_resolve_json_has_no_key(modelplug_config_dir: Path, capsys: pytest.Capt
     assert planted_key not in out and "hdr-secret-value" not in out
 
 
-def test_price_prints_a_breakdown_or_how_to_set_one(modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_price_prints_a_breakdown_or_how_to_set_one(
+    modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (modelplug_config_dir / "config.toml").write_text(
         '[models."echo/echo"]\nprice = { input = 3, output = 15, cache_read = 0.3, cache_write = 3.75 }\n'
     )
     code, out, _ = run(
-        ["price", "echo", "--input", "1000", "--output", "500", "--cache-read", "200", "--cache-write", "100"], capsys
+        [
+            "price",
+            "echo",
+            "--input",
+            "1000",
+            "--output",
+            "500",
+            "--cache-read",
+            "200",
+            "--cache-write",
+            "100",
+        ],
+        capsys,
     )
     assert code == 0
     assert "input        $0.003" in out
@@ -77,7 +100,9 @@ def test_price_prints_a_breakdown_or_how_to_set_one(modelplug_config_dir: Path, 
     assert code == 0 and "total        $0" in out
 
 
-def test_plugins_lists_builtins_with_all(modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plugins_lists_builtins_with_all(
+    modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = run(["plugins", "--all"], capsys)
     assert code == 0
     assert "echo" in out and "builtin" in out and "hooks: providers, resolve, stream" in out

@@ -9,14 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from modelplug.client import Client
 from modelplug.errors import ModelplugError, UnknownProviderError
 from modelplug.testing import FakeModel, text
 from modelplug.types import Done, Notice, Price, TextDelta, Usage
 
 
-def test_model_choice_order(make_client: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_model_choice_order(
+    make_client: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     client: Client = make_client()
     assert client.choose_model() == "echo"
     assert "no model chosen" in capsys.readouterr().err
@@ -28,7 +29,9 @@ def test_model_choice_order(make_client: Any, monkeypatch: pytest.MonkeyPatch, c
     assert make_client().choose_model("call/m") == "call/m"
 
 
-def test_echo_note_is_printed_once_per_client(make_client: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_echo_note_is_printed_once_per_client(
+    make_client: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     client: Client = make_client()
     client.complete(None, "a")
     client.complete(None, "b")
@@ -38,7 +41,11 @@ def test_echo_note_is_printed_once_per_client(make_client: Any, capsys: pytest.C
 def test_aliases_and_roles_resolve_to_specs(make_client: Any) -> None:
     client: Client = make_client(
         FakeModel(),
-        config={"aliases": {"quick": "fast", "fast": "fake/small"}, "roles": {"worker": "fake/big"}, "model": "fake/main"},
+        config={
+            "aliases": {"quick": "fast", "fast": "fake/small"},
+            "roles": {"worker": "fake/big"},
+            "model": "fake/main",
+        },
     )
     route = client.resolve("quick")
     assert (route.name, route.spec, route.role) == ("fake/small", "quick", None)
@@ -70,8 +77,12 @@ def test_unknown_provider_names_it_and_lists_installed_ones(make_client: Any) ->
     assert "pip install modelplug-mistral" in message
 
 
-def test_user_provider_of_an_unserved_type_says_so(make_client: Any, modelplug_config_dir: Path) -> None:
-    (modelplug_config_dir / "config.toml").write_text('[providers.lab]\ntype = "grpc"\nbase_url = "https://x.example"\n')
+def test_user_provider_of_an_unserved_type_says_so(
+    make_client: Any, modelplug_config_dir: Path
+) -> None:
+    (modelplug_config_dir / "config.toml").write_text(
+        '[providers.lab]\ntype = "grpc"\nbase_url = "https://x.example"\n'
+    )
     client: Client = make_client()
     with pytest.raises(UnknownProviderError, match="type 'grpc', which no enabled plugin serves"):
         client.resolve("lab/m")
@@ -110,8 +121,11 @@ def test_async_api_and_sync_api_give_the_same_response(make_client: Any) -> None
 
 def test_cost_is_none_when_unknown_and_zero_only_when_free(make_client: Any) -> None:
     unpriced = FakeModel([text("a", usage=Usage(input=10, output=5))])
-    priced = FakeModel([text("b", usage=Usage(input=1_000_000, output=0))], provider="paid",
-                       price=Price(input=Decimal("2.5"), output=Decimal(10)))
+    priced = FakeModel(
+        [text("b", usage=Usage(input=1_000_000, output=0))],
+        provider="paid",
+        price=Price(input=Decimal("2.5"), output=Decimal(10)),
+    )
     client: Client = make_client(unpriced, priced)
     assert client.complete("fake/m", "x").cost is None
     cost = client.complete("paid/m", "x").cost
@@ -120,7 +134,9 @@ def test_cost_is_none_when_unknown_and_zero_only_when_free(make_client: Any) -> 
     assert free is not None and free.amount == 0
 
 
-def test_notices_reach_on_event_or_the_log(make_client: Any, caplog: pytest.LogCaptureFixture) -> None:
+def test_notices_reach_on_event_or_the_log(
+    make_client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     from modelplug import hookimpl
 
     class Narrator:
@@ -157,7 +173,11 @@ def test_stream_without_done_is_an_error(make_client: Any) -> None:
         def modelplug_resolve(self, spec: str) -> Any:
             from modelplug.types import Endpoint, Route
 
-            return Route(provider="cut", model="m", endpoint=Endpoint(type="cut")) if spec == "cut/m" else None
+            return (
+                Route(provider="cut", model="m", endpoint=Endpoint(type="cut"))
+                if spec == "cut/m"
+                else None
+            )
 
         @hookimpl
         def modelplug_stream(self, route: Any) -> Any:
@@ -182,7 +202,9 @@ def test_breaking_out_of_a_sync_stream_cancels_it(make_client: Any) -> None:
     assert client.complete("echo", "still works").text == "still works"
 
 
-def test_module_level_functions_use_a_default_client(modelplug_config_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_module_level_functions_use_a_default_client(
+    modelplug_config_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import modelplug
 
     monkeypatch.setattr(modelplug, "_default", None)

@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from modelplug import hookspecs
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import AsyncIterator
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
-
 from modelplug import hookimpl
 from modelplug.client import Client
 from modelplug.errors import ErrorClass, ModelError
@@ -61,7 +60,9 @@ class LabProvider:
         yield TextDelta(text=request.messages[-1].text)
         yield Done(
             response=Response(
-                message=Message(role="assistant", content=[TextBlock(text="lab:" + request.messages[-1].text)]),
+                message=Message(
+                    role="assistant", content=[TextBlock(text="lab:" + request.messages[-1].text)]
+                ),
                 usage=Usage(input=1, output=2),
             )
         )
@@ -70,7 +71,11 @@ class LabProvider:
 def test_modelplug_resolve(make_client: Any) -> None:
     client: Client = make_client(LabProvider())
     route = client.resolve("lab/model/with/slashes")
-    assert (route.provider, route.model, route.spec) == ("lab", "model/with/slashes", "lab/model/with/slashes")
+    assert (route.provider, route.model, route.spec) == (
+        "lab",
+        "model/with/slashes",
+        "lab/model/with/slashes",
+    )
     # A plugin that returns None lets the next one try: echo still resolves.
     assert client.resolve("echo").provider == "echo"
 
@@ -130,7 +135,11 @@ class Table:
     def modelplug_price(self, route: Route, usage: Usage, price_factor: float) -> Cost | None:
         if route.model != "priced":
             return None
-        amount = Decimal(usage.total_input + usage.output) * Decimal("0.001") * Decimal(str(price_factor))
+        amount = (
+            Decimal(usage.total_input + usage.output)
+            * Decimal("0.001")
+            * Decimal(str(price_factor))
+        )
         return Cost(amount=amount, source="test table")
 
 
@@ -147,7 +156,9 @@ def test_modelplug_price(make_client: Any) -> None:
 
 def test_modelplug_price_user_override_wins_over_tables(make_client: Any) -> None:
     client: Client = make_client(
-        LabProvider(), Table(), config={"models": {"lab/priced": {"price": {"input": 1, "output": 2}}}}
+        LabProvider(),
+        Table(),
+        config={"models": {"lab/priced": {"price": {"input": 1, "output": 2}}}},
     )
     cost = client.complete("lab/priced", "x").cost
     assert cost is not None and cost.source == "settings"
@@ -162,7 +173,9 @@ class TeapotClassifier:
     name = "teapot"
 
     @hookimpl
-    def modelplug_classify_error(self, error: BaseException, route: Route | None) -> ErrorClass | None:
+    def modelplug_classify_error(
+        self, error: BaseException, route: Route | None
+    ) -> ErrorClass | None:
         if isinstance(error, Teapot):
             return ErrorClass(kind="quota", fallback=True, reason="out of tea")
         return None
@@ -171,10 +184,11 @@ class TeapotClassifier:
 def test_modelplug_classify_error(make_client: Any) -> None:
     client: Client = make_client(TeapotClassifier())
     assert client.classify(Teapot()).reason == "out of tea"
+
     # Other errors reach core's trylast generic classifier.
     class RateLimited(Exception):
         status_code = 429
-        headers = {"retry-after": "3"}
+        headers: ClassVar[dict[str, str]] = {"retry-after": "3"}
 
     generic = client.classify(RateLimited())
     assert (generic.kind, generic.retryable, generic.retry_after) == ("rate_limit", True, 3.0)
@@ -223,7 +237,9 @@ class Catalog:
 
     @hookimpl
     def modelplug_model_info(self, route: Route, settings: Settings) -> ModelInfo | None:
-        return ModelInfo(context_window=8192, max_output_tokens=1024, supports_tools=True, notes=["from catalog"])
+        return ModelInfo(
+            context_window=8192, max_output_tokens=1024, supports_tools=True, notes=["from catalog"]
+        )
 
 
 def test_modelplug_model_info(make_client: Any) -> None:

@@ -7,7 +7,6 @@ import warnings
 from pathlib import Path
 
 import pytest
-
 from modelplug.cli import main
 from modelplug.client import Client
 
@@ -38,7 +37,9 @@ def test_untrusted_project_does_not_load_its_plugins(project: Path) -> None:
     assert (row.source, row.enabled) == ("local", False)
 
 
-def test_trusted_project_loads_its_plugins(project: Path, modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_trusted_project_loads_its_plugins(
+    project: Path, modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = modelplug_config_dir / "config.toml"
     config.write_text('model = "echo"\n\n[aliases]\nx = "echo"\n')
     assert main(["trust", str(project)]) == 0

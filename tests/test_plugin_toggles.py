@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from modelplug.client import Client
 from modelplug.errors import PluginLoadError
 from modelplug.settings import ModelplugWarning
 
-RECORDER = '''
+RECORDER = """
 import os
 from pathlib import Path
 from modelplug import hookimpl
@@ -25,7 +24,7 @@ Path(os.environ["RECORDER_MARK"]).write_text("imported")
 @hookimpl
 def modelplug_providers():
     return ["recorded"]
-'''
+"""
 
 
 def make_distribution(root: Path, dist: str, module: str, source: str) -> None:
@@ -41,7 +40,9 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, modelplug_config_
     site = tmp_path / "site"
     site.mkdir()
     make_distribution(site, "modelplug-recorder", "recorder_plugin", RECORDER)
-    make_distribution(site, "modelplug-broken", "broken_plugin", "raise ImportError('needs libfoo 2')\n")
+    make_distribution(
+        site, "modelplug-broken", "broken_plugin", "raise ImportError('needs libfoo 2')\n"
+    )
     make_distribution(
         site,
         "modelplug-typo",
@@ -76,8 +77,12 @@ def test_installed_plugin_is_discovered_through_its_entry_point(installed: Path)
     assert installed.read_text() == "imported"
 
 
-@pytest.mark.parametrize("name", ["recorder", "modelplug-recorder", "modelplug_recorder", "Recorder"])
-def test_disabled_plugin_is_never_imported(installed: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+@pytest.mark.parametrize(
+    "name", ["recorder", "modelplug-recorder", "modelplug_recorder", "Recorder"]
+)
+def test_disabled_plugin_is_never_imported(
+    installed: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
     monkeypatch.setenv("MODELPLUG_DISABLE", name)
     client, _ = client_quietly()
     recorder = info(client, "modelplug-recorder")
@@ -87,7 +92,9 @@ def test_disabled_plugin_is_never_imported(installed: Path, monkeypatch: pytest.
     assert "recorder_plugin" not in sys.modules
 
 
-def test_empty_allow_list_in_the_environment_means_no_plugins(installed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_empty_allow_list_in_the_environment_means_no_plugins(
+    installed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MODELPLUG_PLUGINS", "")
     client, warned = client_quietly()
     assert [p.name for p in client.plugins() if p.enabled] == ["config", "echo", "classify"]
@@ -113,14 +120,18 @@ def test_project_file_toggles_and_later_layers_win(
 
     client, _ = client_quietly(plugins=["recorder"])
     assert info(client, "modelplug-recorder").enabled
-    assert info(client, "modelplug-recorder").reason == "in the enable list of the explicit argument"
+    assert (
+        info(client, "modelplug-recorder").reason == "in the enable list of the explicit argument"
+    )
 
     client, _ = client_quietly(plugins=["recorder"], disable=["modelplug-recorder"])
     assert info(client, "modelplug-recorder").reason == "disabled by the explicit argument"
 
 
 def test_modelplug_toml_is_a_project_file_too(installed: Path) -> None:
-    (Path.cwd() / "modelplug.toml").write_text('[plugins]\ndisable = ["recorder", "broken", "typo"]\n')
+    (Path.cwd() / "modelplug.toml").write_text(
+        '[plugins]\ndisable = ["recorder", "broken", "typo"]\n'
+    )
     client, warned = client_quietly()
     assert not info(client, "modelplug-recorder").enabled
     assert warned == []
@@ -142,7 +153,9 @@ def test_plugin_with_an_unknown_hook_fails_validation(installed: Path) -> None:
     assert any("'modelplug-typo'" in w for w in warned)
 
 
-def test_strict_plugins_make_a_load_failure_fatal(installed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_strict_plugins_make_a_load_failure_fatal(
+    installed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MODELPLUG_STRICT_PLUGINS", "1")
     with pytest.raises(PluginLoadError, match="needs libfoo 2"):
         client_quietly()
@@ -159,7 +172,14 @@ def test_listing_as_json_has_the_documented_fields(
     assert main(["plugins", "--json", "--all"]) == 0
     rows = json.loads(capsys.readouterr().out)
     by_name = {row["name"]: row for row in rows}
-    assert set(by_name["modelplug-recorder"]) >= {"name", "version", "source", "hooks", "enabled", "reason"}
+    assert set(by_name["modelplug-recorder"]) >= {
+        "name",
+        "version",
+        "source",
+        "hooks",
+        "enabled",
+        "reason",
+    }
     assert by_name["modelplug-recorder"]["hooks"] == ["modelplug_providers"]
     assert by_name["modelplug-broken"]["enabled"] is False
     assert by_name["modelplug-broken"]["reason"] == "disabled by the environment"

@@ -13,13 +13,21 @@ def history() -> list[Message]:
             role="assistant",
             model="anthropic/claude-sonnet-4-5",
             content=[
-                ThinkingBlock(text="t", signature="s", wire={"type": "thinking", "thinking": "t", "signature": "s"}),
+                ThinkingBlock(
+                    text="t",
+                    signature="s",
+                    wire={"type": "thinking", "thinking": "t", "signature": "s"},
+                ),
                 OpaqueBlock(kind="server_tool_use", wire={"type": "server_tool_use"}),
                 TextBlock(text="answer"),
                 ToolUseBlock(id="a", name="f"),
             ],
         ),
-        Message(role="assistant", model="anthropic/claude-sonnet-4-5", content=[ThinkingBlock(text="only")]),
+        Message(
+            role="assistant",
+            model="anthropic/claude-sonnet-4-5",
+            content=[ThinkingBlock(text="only")],
+        ),
     ]
 
 

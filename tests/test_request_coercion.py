@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from modelplug.errors import RequestError
 from modelplug.types import ImageBlock, Request, TextBlock, ToolResultBlock, ToolUseBlock
 
@@ -23,14 +22,27 @@ def test_openai_messages_convert_exactly() -> None:
                 "role": "assistant",
                 "content": None,
                 "tool_calls": [
-                    {"id": "call_a", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Paris"}'}},
-                    {"id": "call_b", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Ro'}},
+                    {
+                        "id": "call_a",
+                        "type": "function",
+                        "function": {"name": "weather", "arguments": '{"city": "Paris"}'},
+                    },
+                    {
+                        "id": "call_b",
+                        "type": "function",
+                        "function": {"name": "weather", "arguments": '{"city": "Ro'},
+                    },
                 ],
             },
             {"role": "tool", "tool_call_id": "call_a", "content": "18C"},
             {"role": "tool", "tool_call_id": "call_b", "content": "bad arguments"},
-            {"role": "user", "content": [{"type": "text", "text": "and this?"},
-                                         {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,/9j/4AAQ"}}]},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "and this?"},
+                    {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,/9j/4AAQ"}},
+                ],
+            },
         ],
         tools=[{"name": "weather"}],
     )
@@ -55,21 +67,35 @@ def test_openai_round_trip_keeps_the_conversation() -> None:
     original = [
         {"role": "system", "content": "S"},
         {"role": "user", "content": "u1"},
-        {"role": "assistant", "content": "sure", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}}]},
+        {
+            "role": "assistant",
+            "content": "sure",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "done"},
     ]
     assert Request.coerce(original, tools=[{"name": "f"}]).to_openai_messages() == original
 
 
 def test_a_dict_of_request_fields_is_accepted() -> None:
-    request = Request.coerce({"system": "S", "messages": [{"role": "user", "content": "x"}], "max_tokens": 5})
+    request = Request.coerce(
+        {"system": "S", "messages": [{"role": "user", "content": "x"}], "max_tokens": 5}
+    )
     assert request.system == "S" and request.max_tokens == 5
 
 
 def test_tool_result_without_matching_tool_use_is_rejected_before_any_call() -> None:
     with pytest.raises(ValueError, match="no matching tool_use"):
-        Request.coerce([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "x"}]}])
+        Request.coerce(
+            [
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "x"}],
+                }
+            ]
+        )
 
 
 def test_tool_choice_must_name_a_tool_of_the_request() -> None:
@@ -82,7 +108,9 @@ def test_unknown_role_names_the_message() -> None:
         Request.coerce([{"role": "robot", "content": "x"}])
 
 
-def test_client_rejects_an_invalid_request_without_calling_the_model(make_client, fake_model) -> None:  # type: ignore[no-untyped-def]
+def test_client_rejects_an_invalid_request_without_calling_the_model(
+    make_client, fake_model
+) -> None:  # type: ignore[no-untyped-def]
     from modelplug.testing import text
 
     client = make_client(fake_model)

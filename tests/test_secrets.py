@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-
 from modelplug import hookimpl
 from modelplug.client import Client
 from modelplug.errors import ModelError
@@ -33,11 +32,18 @@ class LeakyProvider:
         return Route(
             provider="leaky",
             model=spec.partition("/")[2],
-            endpoint=Endpoint(type="leaky", base_url=lab.base_url, api_key_env=lab.api_key_env, headers=lab.headers),
+            endpoint=Endpoint(
+                type="leaky",
+                base_url=lab.base_url,
+                api_key_env=lab.api_key_env,
+                headers=lab.headers,
+            ),
         )
 
     @hookimpl
-    def modelplug_stream(self, route: Route, request: Request, client: Client) -> AsyncIterator[Event] | None:
+    def modelplug_stream(
+        self, route: Route, request: Request, client: Client
+    ) -> AsyncIterator[Event] | None:
         if route.provider != "leaky":
             return None
         key = client.settings.api_key(route.endpoint.api_key_env, route.provider)
@@ -66,7 +72,9 @@ def test_key_is_masked_in_notices_errors_and_logs(
 ) -> None:
     notices: list[str] = []
     with caplog.at_level(logging.DEBUG), pytest.raises(ModelError) as caught:
-        leaky_client.complete("leaky/m", "hi", on_event=lambda e: isinstance(e, Notice) and notices.append(e.message))
+        leaky_client.complete(
+            "leaky/m", "hi", on_event=lambda e: isinstance(e, Notice) and notices.append(e.message)
+        )
     assert notices == ["using key ***"]
     assert planted_key not in str(caught.value) and "***" in str(caught.value)
     assert planted_key not in caplog.text and "Bearer ***" in caplog.text

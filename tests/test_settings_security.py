@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from modelplug.client import Client
 from modelplug.errors import ConfigError, MissingKeyError
 from modelplug.settings import ModelplugWarning, check_base_url, load_settings
@@ -27,7 +26,9 @@ def write_user(config_dir: Path, text: str) -> Path:
     return path
 
 
-def test_project_file_cannot_set_providers_base_urls_headers_or_key_variables(modelplug_config_dir: Path) -> None:
+def test_project_file_cannot_set_providers_base_urls_headers_or_key_variables(
+    modelplug_config_dir: Path,
+) -> None:
     Path("pyproject.toml").write_text(
         """
 [tool.modelplug]
@@ -92,7 +93,12 @@ def test_base_url_rules(url: str, insecure: bool, problem: str) -> None:
 
 @pytest.mark.parametrize(
     "url",
-    ["http://localhost:11434/v1", "http://127.0.0.1:8080", "http://[::1]:8000/v1", "https://api.example.com"],
+    [
+        "http://localhost:11434/v1",
+        "http://127.0.0.1:8080",
+        "http://[::1]:8000/v1",
+        "https://api.example.com",
+    ],
 )
 def test_loopback_http_and_any_https_are_allowed(url: str) -> None:
     assert check_base_url(url) == url.rstrip("/")
@@ -132,7 +138,10 @@ def test_unknown_plugin_section_is_a_warning(modelplug_config_dir: Path) -> None
 
 
 def test_layers_later_wins(modelplug_config_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_user(modelplug_config_dir, 'model = "user/model"\n[aliases]\nfast = "user/fast"\nbig = "user/big"\n')
+    write_user(
+        modelplug_config_dir,
+        'model = "user/model"\n[aliases]\nfast = "user/fast"\nbig = "user/big"\n',
+    )
     Path("modelplug.toml").write_text('model = "project/model"\n[aliases]\nfast = "project/fast"\n')
     settings, _ = load()
     assert settings.model == "project/model"
@@ -142,14 +151,18 @@ def test_layers_later_wins(modelplug_config_dir: Path, monkeypatch: pytest.Monke
     assert load(explicit={"model": "explicit/model"})[0].model == "explicit/model"
 
 
-def test_missing_key_says_which_variable_to_set(modelplug_config_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_key_says_which_variable_to_set(
+    modelplug_config_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("LAB_KEY", raising=False)
     settings, _ = load()
     with pytest.raises(MissingKeyError, match=r"^Set LAB_KEY to use the provider lab\.$"):
         settings.api_key("LAB_KEY", "lab")
 
 
-def test_credentials_file_must_be_private(modelplug_config_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_credentials_file_must_be_private(
+    modelplug_config_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("LAB_KEY", raising=False)
     credentials = modelplug_config_dir / "credentials.toml"
     credentials.write_text('LAB_KEY = "from-credentials-file-123"\n')
@@ -162,7 +175,9 @@ def test_credentials_file_must_be_private(modelplug_config_dir: Path, monkeypatc
         warnings.simplefilter("always")
         with pytest.raises(MissingKeyError):
             settings.api_key("LAB_KEY", "lab")
-    assert any("chmod 600" in str(w.message) and "from-credentials" not in str(w.message) for w in caught)
+    assert any(
+        "chmod 600" in str(w.message) and "from-credentials" not in str(w.message) for w in caught
+    )
     os.chmod(credentials, 0o600)
     settings_module._credentials_cache.clear()
     assert settings.api_key("LAB_KEY", "lab") == "from-credentials-file-123"

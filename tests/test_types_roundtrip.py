@@ -7,8 +7,6 @@ from decimal import Decimal
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel, TypeAdapter
-
 from modelplug.types import (
     Cost,
     Done,
@@ -36,30 +34,53 @@ from modelplug.types import (
     ToolUseBlock,
     Usage,
 )
+from pydantic import BaseModel, TypeAdapter
 
 THINKING_WIRE = {"type": "thinking", "thinking": "Let me add: 2+2=4.", "signature": "EqQBCkYIARgC"}
 
 
 def conversation() -> list[Message]:
     return [
-        Message(role="user", content=[TextBlock(text="What is 2+2? See image."),
-                                      ImageBlock(media_type="image/png", data="iVBORw0KGgo=")]),
+        Message(
+            role="user",
+            content=[
+                TextBlock(text="What is 2+2? See image."),
+                ImageBlock(media_type="image/png", data="iVBORw0KGgo="),
+            ],
+        ),
         Message(
             role="assistant",
             model="anthropic/claude-sonnet-4-5",
             content=[
-                ThinkingBlock(text="Let me add: 2+2=4.", signature="EqQBCkYIARgC", wire=THINKING_WIRE),
-                ThinkingBlock(redacted=True, wire={"type": "redacted_thinking", "data": "EmwKAhgB"}),
-                TextBlock(text="I'll check.", citations=[{"type": "web_search_result_location", "url": "https://e.x"}]),
-                ToolUseBlock(id="toolu_1", name="calc", input={"expr": "2+2", "nested": {"a": [1, 2.5, None]}}),
+                ThinkingBlock(
+                    text="Let me add: 2+2=4.", signature="EqQBCkYIARgC", wire=THINKING_WIRE
+                ),
+                ThinkingBlock(
+                    redacted=True, wire={"type": "redacted_thinking", "data": "EmwKAhgB"}
+                ),
+                TextBlock(
+                    text="I'll check.",
+                    citations=[{"type": "web_search_result_location", "url": "https://e.x"}],
+                ),
+                ToolUseBlock(
+                    id="toolu_1",
+                    name="calc",
+                    input={"expr": "2+2", "nested": {"a": [1, 2.5, None]}},
+                ),
                 ToolUseBlock(id="toolu_2", name="calc", input='{"expr": "2+'),
-                OpaqueBlock(kind="server_tool_use", wire={"type": "server_tool_use", "id": "srvtoolu_1", "input": {"query": "x"}}),
+                OpaqueBlock(
+                    kind="server_tool_use",
+                    wire={"type": "server_tool_use", "id": "srvtoolu_1", "input": {"query": "x"}},
+                ),
             ],
         ),
         Message(
             role="user",
             content=[
-                ToolResultBlock(tool_use_id="toolu_1", content=[TextBlock(text="4"), ImageBlock(url="https://e.x/a.png")]),
+                ToolResultBlock(
+                    tool_use_id="toolu_1",
+                    content=[TextBlock(text="4"), ImageBlock(url="https://e.x/a.png")],
+                ),
                 ToolResultBlock(tool_use_id="toolu_2", content="bad JSON", is_error=True),
             ],
         ),
@@ -68,7 +89,11 @@ def conversation() -> list[Message]:
 
 SAMPLES: list[BaseModel] = [
     *conversation(),
-    ToolSpec(name="calc", description="Evaluate", input_schema={"type": "object", "properties": {"expr": {"type": "string"}}}),
+    ToolSpec(
+        name="calc",
+        description="Evaluate",
+        input_schema={"type": "object", "properties": {"expr": {"type": "string"}}},
+    ),
     Request(
         system="Be brief.",
         messages=conversation(),
@@ -88,9 +113,21 @@ SAMPLES: list[BaseModel] = [
     Response(
         message=conversation()[1],
         stop_reason="pause_turn",
-        usage=Usage(input=10, output=20, cache_read=3, cache_write=4, reasoning=5, web_searches=1, reported=False),
+        usage=Usage(
+            input=10,
+            output=20,
+            cache_read=3,
+            cache_write=4,
+            reasoning=5,
+            web_searches=1,
+            reported=False,
+        ),
         model="anthropic/claude-sonnet-4-5",
-        cost=Cost(amount=Decimal("0.010035"), source="genai-prices 0.2.3", breakdown={"input": Decimal("0.003")}),
+        cost=Cost(
+            amount=Decimal("0.010035"),
+            source="genai-prices 0.2.3",
+            breakdown={"input": Decimal("0.003")},
+        ),
         server_cost=Cost(amount=Decimal("0.5"), currency="credits", source="openrouter usage.cost"),
         price_factor=0.5,
         metadata={"timings": {"predicted_ms": 12.5}},
@@ -98,12 +135,23 @@ SAMPLES: list[BaseModel] = [
     Route(
         provider="ollama",
         model="qwen3:8b",
-        endpoint=Endpoint(type="openai-compatible", base_url="http://localhost:11434/v1", local=True),
-        info=ModelInfo(context_window=32768, text_tool_calls="lines", price=Price(input=Decimal(0), output=Decimal(0))),
+        endpoint=Endpoint(
+            type="openai-compatible", base_url="http://localhost:11434/v1", local=True
+        ),
+        info=ModelInfo(
+            context_window=32768,
+            text_tool_calls="lines",
+            price=Price(input=Decimal(0), output=Decimal(0)),
+        ),
         spec="worker",
         role="worker",
     ),
-    ParsedText(text="prose", calls=[ToolUseBlock(id="call_1", name="calc", input={})], hold_from=3, problems=["x"]),
+    ParsedText(
+        text="prose",
+        calls=[ToolUseBlock(id="call_1", name="calc", input={})],
+        hold_from=3,
+        problems=["x"],
+    ),
 ]
 
 
@@ -118,7 +166,12 @@ EVENTS = [
     TextDelta(text="hi"),
     ThinkingDelta(text="hmm"),
     ToolCallStart(id="t1", name="calc", index=2),
-    Notice(kind="retry", message="rate limited; retry 1 of 2 in 2.0 s", delay=2.0, details={"attempt": 1}),
+    Notice(
+        kind="retry",
+        message="rate limited; retry 1 of 2 in 2.0 s",
+        delay=2.0,
+        details={"attempt": 1},
+    ),
     Done(response=SAMPLES[-3]),  # type: ignore[arg-type]
 ]
 
@@ -140,19 +193,23 @@ def test_conversation_survives_jsonl() -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=10,
 )
 
 
 @given(text=st.text(), args=st.dictionaries(st.text(max_size=8), json_values, max_size=4))
 def test_any_text_and_tool_input_round_trip(text: str, args: dict) -> None:
-    message = Message(role="assistant", content=[TextBlock(text=text), ToolUseBlock(id="x", name="t", input=args)])
+    message = Message(
+        role="assistant", content=[TextBlock(text=text), ToolUseBlock(id="x", name="t", input=args)]
+    )
     assert Message.model_validate_json(message.model_dump_json()) == message
 
 
 def test_unknown_fields_are_rejected_not_dropped() -> None:
-    with pytest.raises(ValueError, match="tpye|Extra inputs"):
+    with pytest.raises(ValueError, match=r"tpye|Extra inputs"):
         Message.model_validate({"role": "user", "content": "hi", "tpye": "x"})
 
 

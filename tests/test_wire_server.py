@@ -6,15 +6,16 @@ import time
 
 import httpx2
 import pytest
-
 from modelplug.testing import WireServer, refused_url, split_events, split_every
 
 
 def test_serves_chunks_in_order_and_records_requests(wire_server: WireServer) -> None:
     wire_server.add([b"data: 1\n\n", b"data: 2\n\n"], headers={"x-request-id": "r1"})
-    with httpx2.Client() as http:
-        with http.stream("POST", wire_server.url + "/v1/chat", json={"a": 1}) as response:
-            pieces = list(response.iter_raw())
+    with (
+        httpx2.Client() as http,
+        http.stream("POST", wire_server.url + "/v1/chat", json={"a": 1}) as response,
+    ):
+        pieces = list(response.iter_raw())
     assert b"".join(pieces) == b"data: 1\n\ndata: 2\n\n"
     assert response.headers["x-request-id"] == "r1"
     request = wire_server.requests[0]
@@ -23,10 +24,13 @@ def test_serves_chunks_in_order_and_records_requests(wire_server: WireServer) ->
 
 def test_drop_after_resets_the_connection_mid_body(wire_server: WireServer) -> None:
     wire_server.add([b"data: 1\n\n", b"data: 2\n\n"], drop_after=1)
-    with httpx2.Client() as http, pytest.raises(httpx2.TransportError):
-        with http.stream("GET", wire_server.url) as response:
-            for _ in response.iter_raw():
-                pass
+    with (
+        httpx2.Client() as http,
+        pytest.raises(httpx2.TransportError),
+        http.stream("GET", wire_server.url) as response,
+    ):
+        for _ in response.iter_raw():
+            pass
 
 
 def test_responses_can_be_bound_to_a_path(wire_server: WireServer) -> None:

@@ -44,12 +44,39 @@ _EXPORTS = {
     "check_base_url": "settings",
     "redact": "redact",
 }
-_TYPES = (
-    "Block Citation Cost Done Effort Endpoint Event ImageBlock Message ModelInfo Notice "
-    "OpaqueBlock ParsedText Price Request Response Route ServerTool StopReason TextBlock "
-    "TextCallMode TextDelta ThinkingBlock ThinkingDelta ThinkingRequest ToolCallStart "
-    "ToolResultBlock ToolSpec ToolUseBlock Usage new_tool_use_id"
-).split()
+_TYPES = [
+    "Block",
+    "Citation",
+    "Cost",
+    "Done",
+    "Effort",
+    "Endpoint",
+    "Event",
+    "ImageBlock",
+    "Message",
+    "ModelInfo",
+    "Notice",
+    "OpaqueBlock",
+    "ParsedText",
+    "Price",
+    "Request",
+    "Response",
+    "Route",
+    "ServerTool",
+    "StopReason",
+    "TextBlock",
+    "TextCallMode",
+    "TextDelta",
+    "ThinkingBlock",
+    "ThinkingDelta",
+    "ThinkingRequest",
+    "ToolCallStart",
+    "ToolResultBlock",
+    "ToolSpec",
+    "ToolUseBlock",
+    "Usage",
+    "new_tool_use_id",
+]
 _EXPORTS.update(dict.fromkeys(_TYPES, "types"))
 
 __all__ = [
@@ -126,4 +153,4 @@ if TYPE_CHECKING:
     from .redact import redact
     from .replay import replayable_messages
     from .settings import ModelplugWarning, Settings, check_base_url, load_settings
-    from .types import *  # noqa: F403
+    from .types import *

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .client import Client
-from .errors import ModelError, ModelplugError, RequestError
+from .errors import ModelplugError, RequestError
 from .redact import redact
 from .settings import ModelplugWarning, user_config_path
 from .types import Done, Notice, TextDelta, ThinkingDelta, ToolCallStart, Usage

@@ -59,7 +59,7 @@ T = TypeVar("T")
 EventCallback = Callable[[Event], None]
 ECHO_NOTE = (
     "modelplug: no model chosen, so the built-in echo model answers. Choose one with "
-    "-m provider/model, MODELPLUG_MODEL, or model = \"provider/model\" in your settings."
+    '-m provider/model, MODELPLUG_MODEL, or model = "provider/model" in your settings.'
 )
 
 
@@ -495,8 +495,9 @@ class Client:
                         yield ready.popleft()
                     if finished[0]:
                         break
-                    waiter[0] = loop.create_future()
-                    loop.run_until_complete(waiter[0])
+                    future: asyncio.Future[None] = loop.create_future()
+                    waiter[0] = future
+                    loop.run_until_complete(future)
                 error = outcome[0]
                 if error is not None:
                     raise error.with_traceback(error.__traceback__)
@@ -513,9 +514,7 @@ class Client:
     def _background_loop(self) -> asyncio.AbstractEventLoop:
         if self._background is None or not self._background[1].is_alive():
             loop = asyncio.new_event_loop()
-            thread = threading.Thread(
-                target=loop.run_forever, name="modelplug-sync", daemon=True
-            )
+            thread = threading.Thread(target=loop.run_forever, name="modelplug-sync", daemon=True)
             thread.start()
             self._background = (loop, thread)
         return self._background[0]

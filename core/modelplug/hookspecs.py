@@ -150,7 +150,7 @@ def modelplug_model_info(route: Route, settings: Settings) -> ModelInfo | None:
 
 
 @hookspec
-def modelplug_providers(settings: Settings) -> list[str]:
+def modelplug_providers(settings: Settings) -> list[str]:  # type: ignore[empty-body]
     """Name the providers this plugin serves (presets and user-defined ones).
 
     Called when listing plugins and when a spec names an unknown provider, so the

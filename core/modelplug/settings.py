@@ -376,7 +376,8 @@ class Settings:
             try:
                 provider = ProviderSettings.model_validate(entry)
             except ValidationError as exc:
-                raise ConfigError(_explain(exc, f"providers.{name}", self._source("providers")))
+                where = self._source("providers")
+                raise ConfigError(_explain(exc, f"providers.{name}", where)) from None
             if provider.base_url:
                 provider.base_url = check_base_url(
                     provider.base_url,
@@ -397,7 +398,8 @@ class Settings:
             try:
                 models[spec] = ModelSettings.model_validate(entry)
             except ValidationError as exc:
-                raise ConfigError(_explain(exc, f"models.{spec}", self._source("models")))
+                where = self._source("models")
+                raise ConfigError(_explain(exc, f"models.{spec}", where)) from None
         return models
 
     def _string_map(self, key: str) -> dict[str, str]:

@@ -329,16 +329,12 @@ class Request(_Model):
                     "assistant message"
                 )
             previous = message
-        if isinstance(self.tool_choice, str) and self.tool_choice not in (
-            "auto",
-            "any",
-            "none",
-        ):
-            if self.tool_choice not in tool_names:
-                raise ValueError(
-                    f"tool_choice names {self.tool_choice!r}, which is not one of the "
-                    f"request's tools ({', '.join(tool_names) or 'none'})"
-                )
+        named = self.tool_choice not in (None, "auto", "any", "none")
+        if named and self.tool_choice not in tool_names:
+            raise ValueError(
+                f"tool_choice names {self.tool_choice!r}, which is not one of the "
+                f"request's tools ({', '.join(tool_names) or 'none'})"
+            )
         return self
 
     @classmethod
@@ -354,16 +350,14 @@ class Request(_Model):
         if isinstance(value, Request):
             return value.model_copy(update=fields) if fields else value
         if isinstance(value, str):
-            return cls(messages=[Message(role="user", content=value)], **fields)
+            return cls(messages=[Message(role="user", content=[TextBlock(text=value)])], **fields)
         if isinstance(value, Mapping):
             data = dict(value)
             if "messages" in data and isinstance(data["messages"], list):
                 system, messages = _from_openai_messages(data["messages"])
                 data["messages"] = messages
                 if system:
-                    data["system"] = "\n\n".join(
-                        p for p in (data.get("system"), system) if p
-                    )
+                    data["system"] = "\n\n".join(p for p in (data.get("system"), system) if p)
             data.update(fields)
             return cls.model_validate(data)
         if isinstance(value, Iterable):
@@ -625,8 +619,7 @@ def _is_openai_style(value: Any) -> bool:
     content = value.get("content")
     if isinstance(content, list):
         return any(
-            isinstance(p, Mapping) and p.get("type") in ("image_url", "input_text")
-            for p in content
+            isinstance(p, Mapping) and p.get("type") in ("image_url", "input_text") for p in content
         )
     return False
 
@@ -652,8 +645,7 @@ def _openai_parts(content: Any, where: str) -> list[TextBlock | ImageBlock]:
             parts.append(ImageBlock.model_validate(part))
         else:
             raise ValueError(
-                f"{where}: content part {i} has type {kind!r}; expected 'text' or "
-                "'image_url'"
+                f"{where}: content part {i} has type {kind!r}; expected 'text' or 'image_url'"
             )
     return parts
 
@@ -684,7 +676,9 @@ def _from_openai_messages(items: list[Any]) -> tuple[str | None, list[Message]]:
         role = item.get("role")
         if role in ("system", "developer"):
             text = "".join(
-                p.text for p in _openai_parts(item.get("content"), where) if isinstance(p, TextBlock)
+                p.text
+                for p in _openai_parts(item.get("content"), where)
+                if isinstance(p, TextBlock)
             )
             system.append(text)
         elif role == "tool":
@@ -698,8 +692,11 @@ def _from_openai_messages(items: list[Any]) -> tuple[str | None, list[Message]]:
             )
             # Consecutive tool messages answer one assistant turn: one user message.
             last = messages[-1] if messages else None
-            if last is not None and last.role == "user" and last.tool_results and all(
-                isinstance(b, ToolResultBlock) for b in last.content
+            if (
+                last is not None
+                and last.role == "user"
+                and last.tool_results
+                and all(isinstance(b, ToolResultBlock) for b in last.content)
             ):
                 last.content.append(result)
             else:
@@ -729,9 +726,7 @@ def _from_openai_messages(items: list[Any]) -> tuple[str | None, list[Message]]:
                     Message(role="user", content=list(_openai_parts(raw_content, where)))
                 )
         else:
-            raise ValueError(
-                f"{where}: unknown role {role!r}; use system, user, assistant or tool"
-            )
+            raise ValueError(f"{where}: unknown role {role!r}; use system, user, assistant or tool")
     return ("\n\n".join(system) if system else None), messages
 
 

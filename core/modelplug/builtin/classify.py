@@ -199,7 +199,9 @@ def classify(error: BaseException) -> ErrorClass:
     if status == 413:
         return ErrorClass(kind="context_overflow", status=status, reason="request too large")
     if "content_filter" in text or "content policy" in text or "content_policy" in text:
-        return ErrorClass(kind="content_filter", status=status, reason="blocked by a content filter")
+        return ErrorClass(
+            kind="content_filter", status=status, reason="blocked by a content filter"
+        )
     if status is not None and 400 <= status < 500:
         return ErrorClass(kind="bad_request", status=status, reason=f"bad request ({status})")
     for item in _chain(error):
@@ -222,7 +224,11 @@ def classify(error: BaseException) -> ErrorClass:
         return ErrorClass(kind="transient", retryable=True, fallback=True, reason="connection lost")
     if status is not None and status >= 500:
         return ErrorClass(
-            kind="transient", retryable=True, fallback=True, status=status, reason=f"server error {status}"
+            kind="transient",
+            retryable=True,
+            fallback=True,
+            status=status,
+            reason=f"server error {status}",
         )
     return ErrorClass(kind="other", reason=type(error).__name__)
 

@@ -43,9 +43,7 @@ def _count_request(request: Request) -> int:
     total = len(words(request.system or ""))
     for message in request.messages:
         for block in message.content:
-            if isinstance(block, TextBlock):
-                total += len(words(block.text))
-            elif isinstance(block, ToolResultBlock):
+            if isinstance(block, (TextBlock, ToolResultBlock)):
                 total += len(words(block.text))
     return total
 

@@ -50,7 +50,9 @@ def reply(
     ``tool_use`` when a block is a call, else ``end_turn``."""
     content: list[Block] = [TextBlock(text=b) if isinstance(b, str) else b for b in blocks]
     if stop_reason is None:
-        stop_reason = "tool_use" if any(isinstance(b, ToolUseBlock) for b in content) else "end_turn"
+        stop_reason = (
+            "tool_use" if any(isinstance(b, ToolUseBlock) for b in content) else "end_turn"
+        )
     return Response(
         message=Message(role="assistant", content=content),
         stop_reason=stop_reason,
@@ -65,7 +67,9 @@ def text(value: str, *, usage: Usage | None = None) -> Response:
 
 def tool_use(name: str, input: dict[str, Any] | None = None, *, id: str | None = None) -> Response:
     """An answer that calls one tool."""
-    block = ToolUseBlock(name=name, input=input or {}, **({"id": id} if id else {}))
+    block = ToolUseBlock(name=name, input=input or {})
+    if id:
+        block.id = id
     return reply(block)
 
 
@@ -173,5 +177,3 @@ def _estimate(request: Request, response: Response) -> Usage:
     )
     got = len(json.dumps(response.message.model_dump(mode="json")))
     return Usage(input=max(1, sent // 4), output=max(1, got // 4), reported=False)
-
-

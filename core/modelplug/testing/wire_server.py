@@ -161,7 +161,10 @@ def _send(sock: socket.socket, response: WireResponse, stopping: threading.Event
     """Send one response; False when the connection must not be reused."""
     if response.stall and stopping.wait(response.stall):
         return False
-    headers = {"content-type": "text/event-stream", **{k.lower(): v for k, v in response.headers.items()}}
+    headers = {
+        "content-type": "text/event-stream",
+        **{k.lower(): v for k, v in response.headers.items()},
+    }
     headers["transfer-encoding"] = "chunked"
     headers.pop("content-length", None)
     head = f"HTTP/1.1 {response.status} {_REASONS.get(response.status, 'Status')}\r\n"
@@ -291,7 +294,9 @@ class WireServer:
             chunks.append(b"data: [DONE]\n\n")
         return self.add(chunks, **kwargs)
 
-    def add_file(self, path: str | Path, *, chunk_size: int | None = None, **kwargs: Any) -> WireResponse:
+    def add_file(
+        self, path: str | Path, *, chunk_size: int | None = None, **kwargs: Any
+    ) -> WireResponse:
         """Queue a recorded body file. Leading lines that start with ``#`` (where the
         recording says its shape comes from) are not sent. Without ``chunk_size`` each
         SSE event (up to its blank line) is one chunk."""
