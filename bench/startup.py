@@ -1,0 +1,110 @@
+"""Startup cost: ``import modelplug`` + ``Client()`` + ``resolve()`` with every installed
+plugin, beside ``import litellm`` and ``import llm`` when those are installed.
+
+Each measurement is a separate cold process (run several times; the median is printed).
+Time is measured inside the process around the import and calls; peak RSS is the
+process's maximum resident set. Targets on a 2-core machine: <= 0.35 s, <= 50 MB, and
+<= 5% of litellm's import time.
+
+    python bench/startup.py [--runs 7] [--peers-python PATH]
+
+litellm and llm pull in the old httpx and much else, so they are best kept out of the
+project's environment: ``--peers-python`` names another interpreter that has them
+(e.g. a venv made with ``python -m venv /tmp/peers && /tmp/peers/bin/pip install litellm llm``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from importlib.util import find_spec
+
+PROBE = """
+import json, resource, sys, time
+t0 = time.perf_counter()
+{body}
+elapsed = time.perf_counter() - t0
+heavy = sorted({{m.split('.')[0] for m in sys.modules}} & {{'httpx2', 'httpx', 'anthropic', 'openai', 'genai_prices'}})
+print(json.dumps({{"seconds": elapsed, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "heavy": heavy}}))
+"""
+
+CASES = {
+    "modelplug (import + Client() + resolve())": (
+        "modelplug",
+        "import modelplug\nc = modelplug.Client()\nr = c.resolve('echo')\nn = len(c.plugins())",
+    ),
+    "modelplug (import only)": ("modelplug", "import modelplug"),
+    "python (empty)": (None, "pass"),
+    "litellm (import)": ("litellm", "import litellm"),
+    "llm (import)": ("llm", "import llm"),
+}
+
+
+def measure(body: str, runs: int, python: str = sys.executable) -> dict[str, object]:
+    results = []
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "MODELPLUG_CONFIG": os.path.join(home, "none.toml")}
+        for _ in range(runs):
+            out = subprocess.run(
+                [python, "-c", PROBE.format(body=body)],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=home,
+                check=True,
+            )
+            results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return {
+        "seconds": statistics.median(r["seconds"] for r in results),
+        "rss_mb": statistics.median(r["rss_mb"] for r in results),
+        "heavy": results[0]["heavy"],
+    }
+
+
+def _has(python: str, module: str) -> bool:
+    probe = f"import importlib.util, sys; sys.exit(importlib.util.find_spec({module!r}) is None)"
+    return subprocess.run([python, "-c", probe], capture_output=True).returncode == 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--peers-python", help="an interpreter that has litellm and llm")
+    args = parser.parse_args()
+    print(
+        f"python {sys.version.split()[0]} on {os.cpu_count()} cores, {args.runs} cold runs each (median)\n"
+    )
+    measured: dict[str, dict[str, object]] = {}
+    for name, (module, body) in CASES.items():
+        python = sys.executable
+        if module is not None and find_spec(module) is None:
+            if args.peers_python and _has(args.peers_python, module):
+                python = args.peers_python
+            else:
+                print(f"{name:<44} skipped: {module} is not installed (see --peers-python)")
+                continue
+        measured[name] = result = measure(body, args.runs, python)
+        heavy = f"  heavy modules: {', '.join(result['heavy'])}" if result["heavy"] else ""
+        print(f"{name:<44} {result['seconds']:.3f} s  {result['rss_mb']:.1f} MB peak RSS{heavy}")
+    ours = measured["modelplug (import + Client() + resolve())"]
+    print()
+    print(f"target: modelplug <= 0.35 s -> {'ok' if ours['seconds'] <= 0.35 else 'MISSED'}")
+    print(f"target: modelplug <= 50 MB  -> {'ok' if ours['rss_mb'] <= 50 else 'MISSED'}")
+    print(
+        f"target: no vendor SDK, httpx2 or price data at startup -> {'ok' if not ours['heavy'] else 'MISSED'}"
+    )
+    for peer in ("litellm (import)", "llm (import)"):
+        if peer in measured:
+            ratio = float(ours["seconds"]) / float(measured[peer]["seconds"])  # type: ignore[arg-type]
+            note = " (target <= 5%)" if peer.startswith("litellm") else ""
+            print(f"ratio modelplug / {peer.split()[0]}: {ratio:.1%}{note}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
