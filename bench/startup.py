@@ -29,8 +29,10 @@ import json, resource, sys, time
 t0 = time.perf_counter()
 {body}
 elapsed = time.perf_counter() - t0
-heavy = sorted({{m.split('.')[0] for m in sys.modules}} & {{'httpx2', 'httpx', 'anthropic', 'openai', 'genai_prices'}})
-print(json.dumps({{"seconds": elapsed, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "heavy": heavy}}))
+top = {{m.split('.')[0] for m in sys.modules}}
+heavy = sorted(top & {{'httpx2', 'httpx', 'anthropic', 'openai', 'genai_prices'}})
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({{"seconds": elapsed, "rss_mb": rss, "heavy": heavy}}))
 """
 
 CASES = {
@@ -76,9 +78,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--peers-python", help="an interpreter that has litellm and llm")
     args = parser.parse_args()
-    print(
-        f"python {sys.version.split()[0]} on {os.cpu_count()} cores, {args.runs} cold runs each (median)\n"
-    )
+    version = sys.version.split()[0]
+    print(f"python {version} on {os.cpu_count()} cores, {args.runs} cold runs each (median)\n")
     measured: dict[str, dict[str, object]] = {}
     for name, (module, body) in CASES.items():
         python = sys.executable
@@ -95,9 +96,8 @@ def main() -> int:
     print()
     print(f"target: modelplug <= 0.35 s -> {'ok' if ours['seconds'] <= 0.35 else 'MISSED'}")
     print(f"target: modelplug <= 50 MB  -> {'ok' if ours['rss_mb'] <= 50 else 'MISSED'}")
-    print(
-        f"target: no vendor SDK, httpx2 or price data at startup -> {'ok' if not ours['heavy'] else 'MISSED'}"
-    )
+    clean = "ok" if not ours["heavy"] else "MISSED"
+    print(f"target: no vendor SDK, httpx2 or price data at startup -> {clean}")
     for peer in ("litellm (import)", "llm (import)"):
         if peer in measured:
             ratio = float(ours["seconds"]) / float(measured[peer]["seconds"])  # type: ignore[arg-type]
