@@ -32,7 +32,13 @@ from .errors import (
 from .held_text import HeldText
 from .plugins import PluginHost, PluginInfo
 from .redact import redact
-from .settings import BUILTIN_ROLES, ModelplugWarning, Settings, load_settings
+from .settings import (
+    BUILTIN_ROLES,
+    ModelplugWarning,
+    Settings,
+    load_settings,
+    normalize_plugin_name,
+)
 from .types import (
     Cost,
     Done,
@@ -136,7 +142,7 @@ class Client:
 
     def _warn_unknown_sections(self) -> None:
         known = {p.name for p in self.host.infos}
-        known |= {p.name.removeprefix("modelplug-") for p in self.host.infos}
+        known |= {normalize_plugin_name(p.name) for p in self.host.infos}
         for section in self.settings.options:
             if section not in known:
                 import warnings
@@ -247,7 +253,7 @@ class Client:
     def price(self, route: Route, usage: Usage, price_factor: float = 1.0) -> Cost | None:
         """The cost of ``usage`` on ``route``, or None when no table knows the model."""
         cost: Cost | None = self.hook.modelplug_price(
-            route=route, usage=usage, price_factor=price_factor
+            route=route, usage=usage, price_factor=price_factor, settings=self.settings
         )
         return cost
 

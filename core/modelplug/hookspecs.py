@@ -75,7 +75,9 @@ def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIte
 
 
 @hookspec(firstresult=True)
-def modelplug_price(route: Route, usage: Usage, price_factor: float) -> Cost | None:
+def modelplug_price(
+    route: Route, usage: Usage, price_factor: float, settings: Settings
+) -> Cost | None:
     """Price the usage of one response.
 
     Called by the client once per response, after the stream's Done event, unless the
@@ -87,6 +89,7 @@ def modelplug_price(route: Route, usage: Usage, price_factor: float) -> Cost | N
         writes; ``usage.output`` includes reasoning tokens.
     :param price_factor: multiplier for token prices (0.5 for batch responses); per-use
         charges such as web searches stay at full price.
+    :param settings: the merged settings (a table reads its own options from them).
     :return: the cost, or None when this table does not know the model, so another
         pricing plugin can try. Never return zero to mean "unknown".
     """

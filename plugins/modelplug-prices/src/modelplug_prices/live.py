@@ -1,0 +1,71 @@
+"""Live price updates: genai-prices' background updater, only when the user asks.
+
+``[prices] live_updates = true`` starts it (once per process) the first time a model is
+resolved or priced with those settings; it then fetches new prices every ``update_interval``
+seconds (default 3600) in a daemon thread. Never at import, and off unless set.
+
+Only the user's own settings (user file, environment, settings given in code) can turn
+it on: a project file cannot make modelplug fetch from the network, in the same spirit
+as core refusing a project's base URLs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modelplug.errors import ConfigError
+from modelplug.settings import Settings, normalize_plugin_name
+
+__all__ = ["live_options", "start_if_wanted", "start_updater"]
+
+SECTION = "prices"
+_updater: Any = None
+
+
+def user_options(settings: Settings) -> dict[str, Any]:
+    """The ``[prices]`` table merged over every layer except project files."""
+    merged: dict[str, Any] = {}
+    for layer in settings.layers:
+        if layer.name == "project file":
+            continue
+        for key, value in layer.data.items():
+            if isinstance(value, dict) and normalize_plugin_name(key) == SECTION:
+                merged.update(value)
+    return merged
+
+
+def live_options(settings: Settings) -> float | None:
+    """The update interval in seconds when live updates are on, else None."""
+    options = user_options(settings)
+    on = options.get("live_updates", False)
+    if not isinstance(on, bool):
+        raise ConfigError(f"[{SECTION}] live_updates must be true or false, not {on!r}")
+    if not on:
+        return None
+    interval = options.get("update_interval", 3600)
+    if isinstance(interval, bool) or not isinstance(interval, int | float) or interval < 60:
+        raise ConfigError(
+            f"[{SECTION}] update_interval must be a number of seconds, at least 60 "
+            f"(got {interval!r})"
+        )
+    return float(interval)
+
+
+def start_updater(interval: float) -> Any:
+    """Start genai-prices' shared updater (a daemon thread fetching the price data)."""
+    from .table import genai
+
+    updater = genai().UpdatePrices(update_interval=interval)
+    updater.start()
+    return updater
+
+
+def start_if_wanted(settings: Settings) -> bool:
+    """Start live updates if the settings turn them on and they are not running yet.
+    Returns True when this call started them."""
+    global _updater
+    interval = live_options(settings)
+    if interval is None or _updater is not None:
+        return False
+    _updater = start_updater(interval)
+    return True
