@@ -183,3 +183,14 @@ def test_credentials_file_must_be_private(
     assert settings.api_key("LAB_KEY", "lab") == "from-credentials-file-123"
     monkeypatch.setenv("LAB_KEY", "from-environment-456")
     assert settings.api_key("LAB_KEY", "lab") == "from-environment-456"  # a variable wins
+
+
+def test_unknown_key_in_a_section_is_a_warning(modelplug_config_dir: Path) -> None:
+    path = write_user(
+        modelplug_config_dir, '[models."ollama/q"]\ncontext_windw = 4096\nmax_output_tokens = 10\n'
+    )
+    settings, warned = load()
+    assert settings.models["ollama/q"].max_output_tokens == 10
+    assert any(
+        str(path) in w and "unknown key 'models.ollama/q.context_windw'" in w for w in warned
+    )

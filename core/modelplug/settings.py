@@ -373,6 +373,7 @@ class Settings:
         if not isinstance(raw, dict):
             raise ConfigError(f"{self._source('providers')}: 'providers' must be a table")
         for name, entry in raw.items():
+            entry = self._known_keys(entry, ProviderSettings, f"providers.{name}", "providers")
             try:
                 provider = ProviderSettings.model_validate(entry)
             except ValidationError as exc:
@@ -395,12 +396,25 @@ class Settings:
         if not isinstance(raw, dict):
             raise ConfigError(f"{self._source('models')}: 'models' must be a table")
         for spec, entry in raw.items():
+            entry = self._known_keys(entry, ModelSettings, f"models.{spec}", "models")
             try:
                 models[spec] = ModelSettings.model_validate(entry)
             except ValidationError as exc:
                 where = self._source("models")
                 raise ConfigError(_explain(exc, f"models.{spec}", where)) from None
         return models
+
+    def _known_keys(self, entry: Any, model: type[BaseModel], where: str, top: str) -> Any:
+        """Drop keys a section does not know, with a warning: a typo must not be silent."""
+        if not isinstance(entry, dict):
+            return entry
+        unknown = [k for k in entry if k not in model.model_fields]
+        for key in unknown:
+            _warn(
+                f"{self._source(top)}: unknown key '{where}.{key}' (known: "
+                f"{', '.join(model.model_fields)})"
+            )
+        return {k: v for k, v in entry.items() if k not in unknown}
 
     def _string_map(self, key: str) -> dict[str, str]:
         raw = self._raw.get(key, {})
