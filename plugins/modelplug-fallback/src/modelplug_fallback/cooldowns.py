@@ -1,0 +1,76 @@
+"""The cooldown table: which models failed lately, and for how much longer to skip them.
+
+Process-wide by default (every Client in the process shares :data:`SHARED`), keyed by
+``provider/model``. The table sits behind :class:`CooldownStore`, a protocol of three
+methods in *relative* seconds, so a store shared between processes (Redis ``SET key
+EX seconds`` / ``TTL key``) can replace it without agreeing on a clock.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+__all__ = ["SHARED", "CooldownStore", "MemoryCooldowns"]
+
+
+@runtime_checkable
+class CooldownStore(Protocol):
+    """Where cooldowns live."""
+
+    def mark(self, key: str, seconds: float) -> None:
+        """Skip ``key`` for the next ``seconds`` (never shortens a longer cooldown)."""
+
+    def remaining(self, key: str) -> float:
+        """Seconds ``key`` is still cooling down; 0 when it is free."""
+
+    def clear(self, key: str) -> None:
+        """Forget ``key``'s cooldown (it just answered)."""
+
+
+class MemoryCooldowns:
+    """A cooldown table in this process's memory; safe across threads.
+
+    :param clock: a monotonic clock in seconds (inject one in tests).
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._until: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def mark(self, key: str, seconds: float) -> None:
+        until = self.clock() + seconds
+        with self._lock:
+            self._until[key] = max(until, self._until.get(key, until))
+
+    def remaining(self, key: str) -> float:
+        with self._lock:
+            until = self._until.get(key)
+            if until is None:
+                return 0.0
+            left = until - self.clock()
+            if left <= 0:
+                del self._until[key]
+                return 0.0
+            return left
+
+    def clear(self, key: str) -> None:
+        with self._lock:
+            self._until.pop(key, None)
+
+    def reset(self) -> None:
+        """Forget every cooldown."""
+        with self._lock:
+            self._until.clear()
+
+    def __repr__(self) -> str:
+        with self._lock:
+            keys = sorted(self._until)
+        return f"MemoryCooldowns({keys})"
+
+
+SHARED = MemoryCooldowns()
+"""The table every policy uses unless it is given its own store."""
