@@ -213,3 +213,43 @@ def test_module_level_functions_use_a_default_client(
     events = list(modelplug.stream("echo", "a b"))
     assert isinstance(events[-1], Done)
     modelplug.default_client().close()
+
+
+def test_closing_an_async_stream_reaches_the_provider_at_once(make_client: Any) -> None:
+    from modelplug import hookimpl
+    from modelplug.types import Endpoint, Route
+
+    closed: list[str] = []
+
+    class Slow:
+        name = "slow"
+
+        @hookimpl
+        def modelplug_resolve(self, spec: str) -> Any:
+            return (
+                Route(provider="slow", model="m", endpoint=Endpoint(type="slow"))
+                if spec == "slow/m"
+                else None
+            )
+
+        @hookimpl
+        def modelplug_stream(self, route: Any) -> Any:
+            async def run() -> Any:
+                try:
+                    yield TextDelta(text="first")
+                    await asyncio.sleep(30)
+                finally:
+                    closed.append("provider closed")
+
+            return run() if route.provider == "slow" else None
+
+    client: Client = make_client(Slow())
+
+    async def abort_after_first_event() -> None:
+        stream = client.astream("slow/m", "x")
+        async for _ in stream:
+            break
+        await stream.aclose()
+        assert closed == ["provider closed"]
+
+    asyncio.run(abort_after_first_event())

@@ -330,8 +330,14 @@ class Client:
         req = self._request(request, fields)
         route = self.resolve(spec)
         stream = self.open_stream(route, req)
-        async for event in self._guard(route, req, stream):
-            yield event
+        guarded = self._guard(route, req, stream)
+        try:
+            async for event in guarded:
+                yield event
+        finally:
+            # Close the chain now, not at garbage collection: an abort must reach the
+            # provider while its HTTP client is still open (to cancel a batch, say).
+            await guarded.aclose()
 
     async def _guard(
         self, route: Route, request: Request, stream: AsyncIterator[Event]

@@ -295,12 +295,12 @@ class WireServer:
         return self.add(chunks, **kwargs)
 
     def add_file(
-        self, path: str | Path, *, chunk_size: int | None = None, **kwargs: Any
+        self, file: str | Path, /, *, chunk_size: int | None = None, **kwargs: Any
     ) -> WireResponse:
         """Queue a recorded body file. Leading lines that start with ``#`` (where the
         recording says its shape comes from) are not sent. Without ``chunk_size`` each
         SSE event (up to its blank line) is one chunk."""
-        data = load_recording(path)
+        data = load_recording(file)
         if chunk_size:
             return self.add(split_every(data, chunk_size), **kwargs)
         return self.add(split_events(data), **kwargs)

@@ -1,0 +1,58 @@
+"""modelplug-anthropic: Claude through the official anthropic SDK.
+
+Serves ``anthropic/<model>`` (and bare ``claude-*`` ids) with streaming, and
+``anthropic-batch/<model>`` through the Batch API at half the token price. Only the
+hook implementations live here; the SDK is imported on the first call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from modelplug.plugins import hookimpl
+
+if TYPE_CHECKING:
+    from modelplug.client import Client
+    from modelplug.errors import ErrorClass
+    from modelplug.settings import Settings
+    from modelplug.types import Event, Request, Route
+
+
+@hookimpl
+def modelplug_resolve(spec: str, settings: Settings) -> Route | None:
+    from .routes import resolve
+
+    return resolve(spec, settings)
+
+
+@hookimpl
+def modelplug_providers(settings: Settings) -> list[str]:
+    from .routes import providers
+
+    return providers(settings)
+
+
+@hookimpl
+def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIterator[Event] | None:
+    from .routes import BATCH, STREAMING
+
+    if route.endpoint.type not in (STREAMING, BATCH):
+        return None
+    # Read the key now, so a missing one fails before any network call.
+    key = client.settings.api_key(route.endpoint.api_key_env, route.provider)
+    if route.endpoint.type == BATCH:
+        from .batch import stream_batch
+
+        return stream_batch(route, request, client, key)
+    from .streaming import stream_messages
+
+    return stream_messages(route, request, client, key)
+
+
+@hookimpl
+def modelplug_classify_error(error: BaseException, route: Route | None) -> ErrorClass | None:
+    from .errors import classify
+    from .routes import endpoint_types
+
+    return classify(error, ours=route is not None and route.endpoint.type in endpoint_types)

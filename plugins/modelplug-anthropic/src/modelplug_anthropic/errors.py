@@ -1,0 +1,180 @@
+"""What anthropic SDK errors (and this plugin's own) mean for retries and fallbacks.
+
+The SDK is never imported here: an exception can only be one of its errors if the SDK
+is already loaded, so the check reads ``sys.modules`` and the error's plain properties.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+from modelplug.builtin.classify import retry_after_of
+from modelplug.errors import ErrorClass
+
+__all__ = ["BatchResultError", "ResponseStartTimeout", "classify"]
+
+CONTEXT_PHRASES = ("prompt is too long", "input is too long", "context window")
+
+
+class ResponseStartTimeout(TimeoutError):
+    """The API sent no response headers within the start limit."""
+
+
+class BatchResultError(Exception):
+    """A Batch API request did not succeed: its result was ``errored``, ``canceled`` or
+    ``expired``. ``type`` is the API error type for an errored result (for example
+    ``overloaded_error``) and ``result`` the result type."""
+
+    def __init__(self, message: str, *, result: str, type: str | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+        self.type = type
+
+
+def _is_sdk_error(error: BaseException) -> bool:
+    sdk = sys.modules.get("anthropic")
+    return sdk is not None and isinstance(error, sdk.AnthropicError)
+
+
+def _is_transport_error(error: BaseException) -> bool:
+    transport = sys.modules.get("httpx2")
+    return transport is not None and isinstance(error, transport.TransportError)
+
+
+def _text(error: BaseException) -> str:
+    parts = [str(error), str(getattr(error, "api_message", "") or "")]
+    return " ".join(parts).lower()
+
+
+def _status_error(error: Any) -> ErrorClass:
+    status: int | None = getattr(error, "status_code", None)
+    etype = getattr(error, "type", None)
+    retry_after = retry_after_of(error)
+    # An `error` event inside a 200 stream arrives as a status error with status 200;
+    # its type says what happened.
+    shown = status if status != 200 else None
+    if status == 429 or etype == "rate_limit_error":
+        return ErrorClass(
+            kind="rate_limit",
+            retryable=True,
+            fallback=True,
+            retry_after=retry_after,
+            status=shown,
+            reason="rate limited",
+        )
+    if status == 529 or etype == "overloaded_error":
+        return ErrorClass(
+            kind="overloaded",
+            retryable=True,
+            fallback=True,
+            retry_after=retry_after,
+            status=shown,
+            reason="Anthropic is overloaded",
+        )
+    if status in (500, 502, 503, 504) or etype == "api_error" or (status or 0) >= 500:
+        return ErrorClass(
+            kind="transient",
+            retryable=True,
+            fallback=True,
+            retry_after=retry_after,
+            status=shown,
+            reason=f"Anthropic server error {status}" if shown else "Anthropic server error",
+        )
+    if status == 401 or etype == "authentication_error":
+        return ErrorClass(
+            kind="auth", fallback=True, status=shown, reason="authentication failed; check the key"
+        )
+    if status == 403 or etype == "permission_error":
+        return ErrorClass(kind="auth", fallback=True, status=shown, reason="permission denied")
+    if status == 402 or etype == "billing_error":
+        return ErrorClass(kind="quota", fallback=True, status=shown, reason="billing problem")
+    if status == 404 or etype == "not_found_error":
+        return ErrorClass(kind="not_found", fallback=True, status=shown, reason="model not found")
+    if status == 413 or etype == "request_too_large":
+        return ErrorClass(kind="context_overflow", status=shown, reason="request too large")
+    if status in (408, 409):
+        return ErrorClass(
+            kind="transient",
+            retryable=True,
+            fallback=status == 408,
+            retry_after=retry_after,
+            status=status,
+            reason="request timeout" if status == 408 else "conflict",
+        )
+    if any(p in _text(error) for p in CONTEXT_PHRASES):
+        return ErrorClass(
+            kind="context_overflow",
+            status=shown,
+            reason="the prompt is longer than the model's context window",
+        )
+    return ErrorClass(
+        kind="bad_request",
+        status=shown,
+        reason=f"bad request ({status})" if shown else "bad request",
+    )
+
+
+def _batch_error(error: BatchResultError) -> ErrorClass:
+    if error.result == "errored":
+        if error.type in ("overloaded_error", "api_error"):
+            return ErrorClass(
+                kind="overloaded" if error.type == "overloaded_error" else "transient",
+                retryable=True,
+                fallback=True,
+                reason=f"the batch request failed: {error.type}",
+            )
+        if error.type == "invalid_request_error" and any(
+            p in _text(error) for p in CONTEXT_PHRASES
+        ):
+            return ErrorClass(
+                kind="context_overflow",
+                reason="the prompt is longer than the model's context window",
+            )
+        if error.type == "invalid_request_error":
+            return ErrorClass(kind="bad_request", reason="the batch request was invalid")
+        return ErrorClass(kind="other", reason=f"the batch request failed: {error.type}")
+    if error.result == "expired":
+        # The batch ran out of time (24 h); another model may still answer now.
+        return ErrorClass(kind="other", fallback=True, reason="the batch request expired")
+    if error.result == "canceled":
+        return ErrorClass(kind="aborted", reason="the batch was canceled")
+    return ErrorClass(kind="other", reason=f"the batch request ended as {error.result}")
+
+
+def classify(error: BaseException, ours: bool = True) -> ErrorClass | None:
+    """The ErrorClass for an anthropic SDK error or this plugin's own; None otherwise.
+
+    ``ours``: the error happened on one of this plugin's routes, so a bare transport
+    error (raised from inside a streamed body) is ours to classify too.
+    """
+    if isinstance(error, asyncio.CancelledError):
+        return ErrorClass(kind="aborted", reason="the call was cancelled")
+    if isinstance(error, BatchResultError):
+        return _batch_error(error)
+    if isinstance(error, ResponseStartTimeout):
+        return ErrorClass(
+            kind="transient", retryable=True, fallback=True, reason="no response in time"
+        )
+    if _is_sdk_error(error):
+        sdk: Any = sys.modules["anthropic"]
+        if isinstance(error, sdk.APIStatusError):
+            return _status_error(error)
+        if isinstance(error, sdk.APITimeoutError):
+            return ErrorClass(kind="transient", retryable=True, fallback=True, reason="timed out")
+        if isinstance(error, sdk.APIConnectionError):
+            return ErrorClass(
+                kind="transient", retryable=True, fallback=True, reason="connection lost"
+            )
+        return None
+    if ours and _is_transport_error(error):
+        # Raised from inside a stream's body (the SDK wraps only the initial send).
+        timed_out = "Timeout" in type(error).__name__
+        return ErrorClass(
+            kind="transient",
+            retryable=True,
+            fallback=True,
+            reason="timed out" if timed_out else "connection lost",
+        )
+    return None

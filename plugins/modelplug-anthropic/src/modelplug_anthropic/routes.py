@@ -1,0 +1,125 @@
+"""Which specs this plugin serves, and what it knows about Claude models' thinking.
+
+Light on purpose: it runs on every ``resolve`` and must not import the SDK.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from modelplug.settings import Settings, check_base_url
+from modelplug.types import Endpoint, ModelInfo, Route
+
+__all__ = [
+    "BATCH",
+    "STREAMING",
+    "ThinkingMode",
+    "endpoint_types",
+    "providers",
+    "resolve",
+    "same_model_names",
+    "supports_effort",
+    "thinking_mode",
+]
+
+STREAMING = "anthropic"
+BATCH = "anthropic-batch"
+endpoint_types = (STREAMING, BATCH)
+DEFAULT_KEY_VARIABLE = "ANTHROPIC_API_KEY"
+
+ThinkingMode = Literal["always", "optional"]
+
+# Seed 000 (/thinking): the 5-series always thinks and refuses `thinking: disabled`;
+# Opus 4.6 to 4.8 and Sonnet 4.6 think when asked. A date suffix does not change it.
+_ALWAYS = re.compile(r"^claude-(opus|sonnet|fable|mythos)-5(\b|[-.@])")
+_OPTIONAL = re.compile(r"^claude-(opus-4-[678]|sonnet-4-6)(\b|[-.@])")
+# 4.6 has no xhigh effort level.
+_NO_XHIGH = re.compile(r"^claude-(opus|sonnet)-4-6(\b|[-.@])")
+
+
+def thinking_mode(model: str) -> ThinkingMode | None:
+    """``always`` for models that always think, ``optional`` for models that think when
+    asked, None when this table does not know the model."""
+    if _ALWAYS.match(model):
+        return "always"
+    if _OPTIONAL.match(model):
+        return "optional"
+    return None
+
+
+def supports_effort(model: str, effort: str) -> bool:
+    """Whether ``effort`` is one of the model's levels (only the gaps we know of)."""
+    return not (effort == "xhigh" and _NO_XHIGH.match(model))
+
+
+def _split(spec: str) -> tuple[str, str] | None:
+    provider, sep, model = spec.partition("/")
+    if sep:
+        return provider, model
+    if spec.startswith("claude-"):
+        return STREAMING, spec
+    return None
+
+
+def resolve(spec: str, settings: Settings) -> Route | None:
+    """The Route for ``anthropic/<model>``, ``anthropic-batch/<model>``, a bare
+    ``claude-*`` id, or ``<name>/<model>`` where ``name`` is a provider of type
+    ``anthropic`` or ``anthropic-batch`` in the user's own settings file."""
+    parts = _split(spec)
+    if parts is None:
+        return None
+    provider, model = parts
+    if not model:
+        return None
+    own = settings.providers.get(provider)
+    if own is not None:
+        if own.type not in endpoint_types:
+            return None  # the user gave this name to another kind of provider
+        kind = own.type
+    elif provider in endpoint_types:
+        kind = provider
+    else:
+        return None
+    # A batch provider with no entry of its own reaches the same server as `anthropic`.
+    source = own
+    if source is None and kind == BATCH:
+        fallback = settings.providers.get(STREAMING)
+        if fallback is not None and fallback.type == STREAMING:
+            source = fallback
+    base_url = None
+    if source is not None and source.base_url:
+        base_url = check_base_url(
+            source.base_url, allow_insecure_http=source.allow_insecure_http, provider=provider
+        )
+    endpoint = Endpoint(
+        type=kind,
+        base_url=base_url,
+        api_key_env=(source.api_key_env if source is not None else None) or DEFAULT_KEY_VARIABLE,
+        headers=dict(source.headers) if source is not None else {},
+        allow_insecure_http=source.allow_insecure_http if source is not None else False,
+    )
+    return Route(
+        provider=provider,
+        model=model,
+        endpoint=endpoint,
+        info=ModelInfo(supports_tools=True, supports_images=True, thinking=thinking_mode(model)),
+    )
+
+
+def providers(settings: Settings) -> list[str]:
+    """The presets plus every user-defined provider of our endpoint types."""
+    names = set(endpoint_types)
+    names.update(n for n, p in settings.providers.items() if p.type in endpoint_types)
+    return sorted(names)
+
+
+def same_model_names(target: Route | str) -> set[str]:
+    """The ``provider/model`` names whose thinking and server-tool blocks may go to
+    ``target``: the target itself, and for the presets the same model through the other
+    preset (the Batch API runs the same model as the streaming API)."""
+    name = target.name if isinstance(target, Route) else target
+    provider, _, model = name.partition("/")
+    if provider in endpoint_types:
+        return {f"{p}/{model}" for p in endpoint_types}
+    return {name}

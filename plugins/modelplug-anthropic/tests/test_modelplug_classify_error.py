@@ -1,0 +1,194 @@
+"""modelplug_classify_error: real anthropic SDK errors raised from real HTTP responses
+on the loopback server, plus the plugin's own errors."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import modelplug_anthropic
+import pytest
+from modelplug.client import Client
+from modelplug.errors import ModelError
+from modelplug.testing import WireServer
+from modelplug.types import Endpoint, Route
+from modelplug_anthropic.errors import BatchResultError, ResponseStartTimeout
+
+MakeClient = Callable[..., Client]
+SPEC = "anthropic/claude-sonnet-4-6"
+ROUTE = Route(provider="anthropic", model="m", endpoint=Endpoint(type="anthropic"))
+OTHER = Route(provider="ollama", model="m", endpoint=Endpoint(type="openai-compatible"))
+
+
+def error_body(etype: str, message: str) -> dict[str, Any]:
+    """An error response as the Messages API errors page shows it."""
+    return {"type": "error", "error": {"type": etype, "message": message}}
+
+
+def failure(client: Client) -> ModelError:
+    with pytest.raises(ModelError) as caught:
+        client.complete(SPEC, "hi")
+    return caught.value
+
+
+def test_modelplug_classify_error_429_is_a_rate_limit_with_retry_after(
+    claude_client: MakeClient, wire_server: WireServer
+) -> None:
+    wire_server.add_json(
+        error_body("rate_limit_error", "Number of requests has exceeded your rate limit"),
+        status=429,
+        headers={"retry-after": "7"},
+    )
+    error = failure(claude_client())
+    assert error.kind == "rate_limit"
+    assert error.error_class.retry_after == 7
+    assert error.retryable and error.error_class.fallback
+    assert type(error.__cause__).__name__ == "RateLimitError"
+    assert len(wire_server.requests) == 1  # the SDK itself never retried
+
+
+def test_modelplug_classify_error_529_is_overloaded(
+    claude_client: MakeClient, wire_server: WireServer
+) -> None:
+    wire_server.add_json(error_body("overloaded_error", "Overloaded"), status=529)
+    error = failure(claude_client())
+    assert error.kind == "overloaded"
+    assert error.retryable and error.error_class.fallback
+    assert error.error_class.status == 529
+    assert len(wire_server.requests) == 1
+
+
+def test_modelplug_classify_error_prompt_too_long_is_context_overflow(
+    claude_client: MakeClient, wire_server: WireServer
+) -> None:
+    wire_server.add_json(
+        error_body("invalid_request_error", "prompt is too long: 215000 tokens > 200000 maximum"),
+        status=400,
+    )
+    error = failure(claude_client())
+    assert error.kind == "context_overflow"
+    assert not error.retryable and not error.error_class.fallback
+
+
+@pytest.mark.parametrize(
+    ("status", "etype", "kind", "retryable", "fallback"),
+    [
+        (400, "invalid_request_error", "bad_request", False, False),
+        (401, "authentication_error", "auth", False, True),
+        (403, "permission_error", "auth", False, True),
+        (404, "not_found_error", "not_found", False, True),
+        (500, "api_error", "transient", True, True),
+        (502, "api_error", "transient", True, True),
+        (503, "api_error", "transient", True, True),
+        (504, "api_error", "transient", True, True),
+    ],
+)
+def test_modelplug_classify_error_by_status(
+    claude_client: MakeClient,
+    wire_server: WireServer,
+    status: int,
+    etype: str,
+    kind: str,
+    retryable: bool,
+    fallback: bool,
+) -> None:
+    wire_server.add_json(error_body(etype, "something went wrong"), status=status)
+    error = failure(claude_client())
+    assert (error.kind, error.retryable, error.error_class.fallback) == (kind, retryable, fallback)
+    assert error.error_class.status == status
+    if status == 403:
+        assert "permission" in error.error_class.reason
+
+
+def test_modelplug_classify_error_never_shows_the_key(
+    claude_client: MakeClient, wire_server: WireServer
+) -> None:
+    wire_server.add_json(error_body("authentication_error", "invalid x-api-key"), status=401)
+    client = claude_client('api_key_env = "PLANTED_API_KEY"\n')
+    error = failure(client)
+    planted = client.settings.getenv("PLANTED_API_KEY")
+    headers = wire_server.requests[0].headers
+    assert planted and planted in headers.get("x-api-key", "") + headers.get("authorization", "")
+    assert planted not in str(error) and planted not in repr(error)
+    assert planted not in repr(error.route)
+
+
+def test_modelplug_classify_error_in_stream_overloaded_has_status_200() -> None:
+    anthropic = pytest.importorskip("anthropic")
+    httpx2 = pytest.importorskip("httpx2")
+    request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    response = httpx2.Response(200, request=request)
+    body = error_body("overloaded_error", "Overloaded")
+    error = anthropic.APIStatusError(str(body), response=response, body=body)
+    result = modelplug_anthropic.modelplug_classify_error(error=error, route=ROUTE)
+    assert result is not None
+    assert (result.kind, result.retryable, result.fallback) == ("overloaded", True, True)
+    assert result.status is None
+    body = error_body("api_error", "Internal server error")
+    api_error = anthropic.APIStatusError(str(body), response=response, body=body)
+    result = modelplug_anthropic.modelplug_classify_error(error=api_error, route=ROUTE)
+    assert result is not None and result.kind == "transient" and result.retryable
+
+
+def test_modelplug_classify_error_connection_errors_and_timeouts_are_transient() -> None:
+    anthropic = pytest.importorskip("anthropic")
+    httpx2 = pytest.importorskip("httpx2")
+    request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    for error, reason in (
+        (anthropic.APIConnectionError(request=request), "connection lost"),
+        (anthropic.APITimeoutError(request=request), "timed out"),
+        (httpx2.ReadTimeout("idle", request=request), "timed out"),
+        (ResponseStartTimeout("no response"), "no response in time"),
+    ):
+        result = modelplug_anthropic.modelplug_classify_error(error=error, route=ROUTE)
+        assert result is not None
+        assert (result.kind, result.retryable, result.reason) == ("transient", True, reason)
+    # A transport error on another plugin's route is that plugin's to classify.
+    other = httpx2.ConnectError("refused", request=request)
+    assert modelplug_anthropic.modelplug_classify_error(error=other, route=OTHER) is None
+
+
+def test_modelplug_classify_error_abort_is_never_retried() -> None:
+    result = modelplug_anthropic.modelplug_classify_error(
+        error=asyncio.CancelledError(), route=ROUTE
+    )
+    assert result is not None
+    assert (result.kind, result.retryable, result.fallback) == ("aborted", False, False)
+
+
+@pytest.mark.parametrize(
+    ("error", "kind", "retryable"),
+    [
+        (BatchResultError("x", result="errored", type="overloaded_error"), "overloaded", True),
+        (BatchResultError("x", result="errored", type="api_error"), "transient", True),
+        (
+            BatchResultError("x", result="errored", type="invalid_request_error"),
+            "bad_request",
+            False,
+        ),
+        (
+            BatchResultError("prompt is too long", result="errored", type="invalid_request_error"),
+            "context_overflow",
+            False,
+        ),
+        (BatchResultError("x", result="expired"), "other", False),
+        (BatchResultError("x", result="canceled"), "aborted", False),
+    ],
+)
+def test_modelplug_classify_error_batch_results(
+    error: BatchResultError, kind: str, retryable: bool
+) -> None:
+    result = modelplug_anthropic.modelplug_classify_error(error=error, route=ROUTE)
+    assert result is not None
+    assert (result.kind, result.retryable) == (kind, retryable)
+
+
+def test_modelplug_classify_error_leaves_other_errors_alone() -> None:
+    assert modelplug_anthropic.modelplug_classify_error(error=ValueError("x"), route=ROUTE) is None
+
+
+def test_modelplug_classify_error_is_used_by_the_client(make_client: MakeClient) -> None:
+    client = make_client(modelplug_anthropic)
+    error = BatchResultError("x", result="errored", type="overloaded_error")
+    assert client.classify(error, ROUTE).kind == "overloaded"
