@@ -1,0 +1,138 @@
+"""What counts as a tool call once a piece of text has been read as JSON.
+
+A call is an object with exactly two keys: ``name`` (a tool of this request) and one of
+``arguments`` or ``parameters`` (a JSON object). An array of such objects is several
+calls. Anything else is not a call, and :class:`NotACall` says why.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, NoReturn, TypeAlias
+
+__all__ = [
+    "ARGUMENT_KEYS",
+    "CALL_KEYS",
+    "MAX_DEPTH",
+    "Call",
+    "NotACall",
+    "calls_in",
+    "decode_json",
+    "decode_json_values",
+]
+
+Call: TypeAlias = tuple[str, dict[str, Any]]
+
+ARGUMENT_KEYS = ("arguments", "parameters")
+CALL_KEYS = ("name", *ARGUMENT_KEYS)
+
+# Deeper nesting is refused before the decoder sees it: Python's json module recurses
+# and would raise RecursionError on a few thousand brackets.
+MAX_DEPTH = 200
+
+_WS = re.compile(r"[ \t\r\n]*")
+
+
+class NotACall(Exception):
+    """A piece of text that looked like a call is not one; the message says why."""
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # A duplicated key would make json keep the last value silently; a call whose
+    # arguments say two things is not read at all.
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise ValueError(f"duplicate key {key!r}")
+        obj[key] = value
+    return obj
+
+
+def _no_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_no_constant)
+
+
+def decode_json(text: str) -> Any:
+    """One strict JSON value (NaN, Infinity and duplicate keys refused)."""
+    values = decode_json_values(text)
+    if len(values) != 1:
+        raise NotACall(f"expected one JSON value, found {len(values)}")
+    return values[0]
+
+
+def decode_json_values(text: str) -> list[Any]:
+    """Whitespace-separated strict JSON values (at least one)."""
+    values: list[Any] = []
+    end = len(text)
+    i = _WS.match(text, 0).end()  # type: ignore[union-attr]
+    try:
+        while i < end:
+            value, i = _DECODER.raw_decode(text, i)
+            values.append(value)
+            i = _WS.match(text, i).end()  # type: ignore[union-attr]
+    except (ValueError, RecursionError) as exc:
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise NotACall(f"not valid JSON ({reason or type(exc).__name__})") from None
+    if not values:
+        raise NotACall("holds no JSON")
+    return values
+
+
+def _names_hint(names: Sequence[str]) -> str:
+    shown = ", ".join(sorted(names)[:10])
+    more = "" if len(names) <= 10 else f" and {len(names) - 10} more"
+    return f"this request's tools are {shown}{more}"
+
+
+def _one_call(obj: Any, names: frozenset[str]) -> Call:
+    if not isinstance(obj, dict):
+        raise NotACall(f"a call must be a JSON object, not {_kind(obj)}")
+    present = [key for key in ARGUMENT_KEYS if key in obj]
+    if "name" not in obj:
+        raise NotACall('a call needs a "name"')
+    if len(present) != 1:
+        raise NotACall('a call needs exactly one of "arguments" or "parameters"')
+    extra = sorted(set(obj) - {"name", present[0]})
+    if extra:
+        raise NotACall(f"a call has only name and arguments; unexpected key {extra[0]!r}")
+    name = obj["name"]
+    if not isinstance(name, str):
+        raise NotACall(f"a call's name must be a string, not {_kind(name)}")
+    if name not in names:
+        raise NotACall(f"unknown tool {name!r}; {_names_hint(tuple(names))}")
+    arguments = obj[present[0]]
+    if not isinstance(arguments, dict):
+        raise NotACall(f"the arguments of {name!r} must be a JSON object, not {_kind(arguments)}")
+    return name, arguments
+
+
+def calls_in(values: Sequence[Any], names: frozenset[str]) -> list[Call]:
+    """The calls in JSON values: each value is a call object or a non-empty array of them."""
+    calls: list[Call] = []
+    for value in values:
+        if isinstance(value, list):
+            if not value:
+                raise NotACall("an empty array holds no calls")
+            calls.extend(_one_call(item, names) for item in value)
+        else:
+            calls.append(_one_call(value, names))
+    return calls
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    return "a number"
