@@ -6,10 +6,8 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import pytest
-
 from modelplug.cli import main
 from modelplug.client import Client
 from modelplug.errors import ModelError
