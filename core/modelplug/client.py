@@ -14,7 +14,15 @@ import sys
 import threading
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from pathlib import Path
 from queue import Queue
 from typing import Any, TypeVar
@@ -341,7 +349,7 @@ class Client:
 
     async def _guard(
         self, route: Route, request: Request, stream: AsyncIterator[Event]
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         text: list[str] = []
         thought: list[str] = []
         done = False
