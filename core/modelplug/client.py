@@ -8,7 +8,6 @@ Jupyter cell) they run on a background thread instead, so they never deadlock.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import sys
 import threading
@@ -25,7 +24,7 @@ from collections.abc import (
 )
 from pathlib import Path
 from queue import Queue
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -65,6 +64,14 @@ from .types import (
     ToolSpec,
     Usage,
 )
+
+if TYPE_CHECKING:
+    import asyncio
+else:
+    from ._lazy import lazy_module
+
+    # asyncio costs tens of milliseconds to import and is needed only once a call runs.
+    asyncio = lazy_module("asyncio")
 
 __all__ = ["Client", "EventCallback"]
 

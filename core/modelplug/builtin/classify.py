@@ -7,7 +7,6 @@ chain — so it classifies any SDK's or transport's errors without importing the
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import errno
 import time
@@ -136,6 +135,8 @@ def classify(error: BaseException) -> ErrorClass:
     """Classify any exception from its plain properties."""
     if isinstance(error, ModelError):
         return error.error_class
+    import asyncio
+
     for item in _chain(error):
         if isinstance(item, asyncio.CancelledError | KeyboardInterrupt | GeneratorExit):
             return ErrorClass(kind="aborted", reason="the call was cancelled")
