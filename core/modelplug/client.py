@@ -35,6 +35,7 @@ from .errors import (
     NoProviderError,
     RequestError,
     UnknownProviderError,
+    describe_error,
 )
 from .held_text import HeldText
 from .plugins import PluginHost, PluginInfo
@@ -57,9 +58,7 @@ from .types import (
     RequestLike,
     Response,
     Route,
-    TextBlock,
     TextDelta,
-    ThinkingBlock,
     ThinkingDelta,
     ToolSpec,
     Usage,
@@ -389,11 +388,11 @@ class Client:
                 partial = Response(message=partial, stop_reason="other", model=route.name)
             if not isinstance(partial, Response):
                 partial = _partial(route, text, thought) if (text or thought) else None
-            reason = error_class.reason or type(exc).__name__
-            detail = str(exc).strip()
-            message = f"{reason}: {detail}" if detail and detail != reason else reason
             raise ModelError(
-                message[:2000], error_class=error_class, route=route, partial=partial
+                describe_error(exc, error_class),
+                error_class=error_class,
+                route=route,
+                partial=partial,
             ) from exc
         finally:
             aclose = getattr(stream, "aclose", None)
@@ -631,14 +630,4 @@ def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
 
 
 def _partial(route: Route, text: list[str], thought: list[str]) -> Response:
-    content: list[Any] = []
-    if thought:
-        content.append(ThinkingBlock(text="".join(thought)))
-    if text:
-        content.append(TextBlock(text="".join(text)))
-    return Response(
-        message=Message(role="assistant", content=content, model=route.name),
-        stop_reason="other",
-        model=route.name,
-        usage=Usage(reported=False),
-    )
+    return Response.partial(route.name, "".join(text), "".join(thought))

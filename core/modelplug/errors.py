@@ -28,6 +28,7 @@ __all__ = [
     "ScriptExhaustedError",
     "TextCallError",
     "UnknownProviderError",
+    "describe_error",
 ]
 
 ErrorKind: TypeAlias = Literal[
@@ -175,3 +176,11 @@ class ModelError(ModelplugError):
     @property
     def retryable(self) -> bool:
         return self.error_class.retryable
+
+
+def describe_error(error: BaseException, error_class: ErrorClass) -> str:
+    """One line for a failure: the class's reason and the error's own words."""
+    reason = error_class.reason or type(error).__name__
+    detail = str(error).strip()
+    message = f"{reason}: {detail}" if detail and detail != reason else reason
+    return message[:2000]

@@ -444,6 +444,22 @@ class Response(_Model):
     def tool_calls(self) -> list[ToolUseBlock]:
         return self.message.tool_calls
 
+    @classmethod
+    def partial(cls, model: str, text: str = "", thinking: str = "") -> Response:
+        """What a stream had shown before it failed: its thinking and text so far, with
+        stop reason ``other`` and usage marked as not reported."""
+        content: list[Block] = []
+        if thinking:
+            content.append(ThinkingBlock(text=thinking))
+        if text:
+            content.append(TextBlock(text=text))
+        return cls(
+            message=Message(role="assistant", content=content, model=model),
+            stop_reason="other",
+            model=model,
+            usage=Usage(reported=False),
+        )
+
 
 # --------------------------------------------------------------------------- events
 

@@ -25,22 +25,19 @@ from modelplug.errors import (
     NoProviderError,
     PluginLoadError,
     UnknownProviderError,
+    describe_error,
 )
 from modelplug.plugins import hookimpl
 from modelplug.types import (
     Done,
     Event,
-    Message,
     Notice,
     Request,
     Response,
     Route,
-    TextBlock,
     TextDelta,
-    ThinkingBlock,
     ThinkingDelta,
     ToolCallStart,
-    Usage,
 )
 
 from . import notices
@@ -392,7 +389,7 @@ class _Call:
         error_class = error_class or self.client.classify(exc, route)
         tried = ", ".join(self.tried)
         return ModelError(
-            f"{_describe_error(exc, error_class)} (tried {tried})",
+            f"{describe_error(exc, error_class)} (tried {tried})",
             error_class=error_class,
             route=route,
         )
@@ -408,36 +405,15 @@ class _Call:
             return exc  # core attaches the partial output it saw to a model error
         partial = getattr(exc, "partial", None)
         if not isinstance(partial, Response):
-            partial = _partial(route, text, thought)
+            partial = Response.partial(route.name, "".join(text), "".join(thought))
         if isinstance(exc, ModelError):
             if exc.partial is None:
                 exc.partial = partial
             return exc
         error_class = self.client.classify(exc, route)
         return ModelError(
-            _describe_error(exc, error_class), error_class=error_class, route=route, partial=partial
+            describe_error(exc, error_class), error_class=error_class, route=route, partial=partial
         )
-
-
-def _describe_error(exc: BaseException, error_class: ErrorClass) -> str:
-    reason = error_class.reason or type(exc).__name__
-    detail = str(exc).strip()
-    message = f"{reason}: {detail}" if detail and detail != reason else reason
-    return message[:2000]
-
-
-def _partial(route: Route, text: list[str], thought: list[str]) -> Response:
-    content: list[Any] = []
-    if thought:
-        content.append(ThinkingBlock(text="".join(thought)))
-    if text:
-        content.append(TextBlock(text="".join(text)))
-    return Response(
-        message=Message(role="assistant", content=content, model=route.name),
-        stop_reason="other",
-        model=route.name,
-        usage=Usage(reported=False),
-    )
 
 
 async def _close(stream: AsyncIterator[Event] | None) -> None:
