@@ -185,3 +185,14 @@ def test_error_bodies_that_echo_the_key_are_masked(
     assert caught.value.error_class.kind == "auth"
     assert planted_key not in str(caught.value)
     client.close()
+
+
+def test_price_command_says_when_a_price_is_unknown_and_how_to_set_one(
+    lab: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["price", "lab/mystery-model", "--input", "10", "--output", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "lab/mystery-model: price unknown: no pricing table knows it (modelplug-prices)" in out
+    assert '[models."lab/mystery-model"]' in out
+    assert main(["price", "lab/qwen2.5-coder:7b", "--input", "1000000", "--output", "0"]) == 0
+    assert "total        $0.5" in capsys.readouterr().out

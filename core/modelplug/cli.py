@@ -268,13 +268,23 @@ def _price(args: argparse.Namespace, client: Client) -> int:
     factor = 0.5 if args.batch else 1.0
     cost = client.price(route, usage, factor)
     if cost is None:
-        print(
-            f"{route.name}: price unknown. Set one in your settings file:\n"
-            f'  [models."{route.name}"]\n'
-            "  price = { input = 3.0, output = 15.0, cache_read = 0.3, cache_write = 3.75 }\n"
-            "(USD per million tokens), or install a pricing plugin: pip install modelplug-prices"
+        tables = [
+            p.name
+            for p in client.plugins()
+            if p.enabled and p.source != "builtin" and "modelplug_price" in p.hooks
+        ]
+        where = (
+            f"no pricing table knows it ({', '.join(tables)})"
+            if tables
+            else "no pricing plugin is enabled (pip install modelplug-prices)"
         )
-        return 1
+        print(
+            f"{route.name}: price unknown: {where}. Set one in your settings file, in USD "
+            f"per million tokens:\n"
+            f'  [models."{route.name}"]\n'
+            "  price = { input = 3.0, output = 15.0, cache_read = 0.3, cache_write = 3.75 }"
+        )
+        return 0
     print(f"{route.name}{' (batch)' if args.batch else ''}  [{cost.source}]")
     for kind, amount in cost.breakdown.items():
         print(f"  {kind:<12} {_money(amount, cost.currency)}")
