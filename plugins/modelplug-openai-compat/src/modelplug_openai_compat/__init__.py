@@ -1,0 +1,73 @@
+"""modelplug-openai-compat: every provider of type ``openai-compatible``.
+
+Presets ollama, lmstudio, llamacpp, vllm, openrouter and openai, plus the user's own
+providers of this type. Only the hook implementations live here; the modules that do
+the work (and httpx2) are imported when a hook first needs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable
+from typing import TYPE_CHECKING
+
+from modelplug.plugins import hookimpl
+
+if TYPE_CHECKING:
+    from modelplug.client import Client
+    from modelplug.errors import ErrorClass
+    from modelplug.settings import Settings
+    from modelplug.types import Event, ModelInfo, Request, Route
+
+__all__ = [
+    "modelplug_classify_error",
+    "modelplug_probe",
+    "modelplug_providers",
+    "modelplug_resolve",
+    "modelplug_stream",
+]
+
+TYPE = "openai-compatible"
+
+
+@hookimpl
+def modelplug_resolve(spec: str, settings: Settings) -> Route | None:
+    from .providers import resolve
+
+    return resolve(spec, settings)
+
+
+@hookimpl
+def modelplug_providers(settings: Settings) -> list[str]:
+    from .providers import provider_names
+
+    return provider_names(settings)
+
+
+@hookimpl
+def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIterator[Event] | None:
+    if route.endpoint.type != TYPE:
+        return None
+    from .stream import stream_chat
+
+    # Read the key now: a missing key fails before anything is sent, with
+    # "Set VAR to use the provider NAME." (the key is registered for redaction).
+    key = client.settings.api_key(route.endpoint.api_key_env, route.provider)
+    return stream_chat(route, request, client, key)
+
+
+@hookimpl
+def modelplug_classify_error(error: BaseException, route: Route | None) -> ErrorClass | None:
+    from .errors import OpenAICompatError
+
+    if isinstance(error, OpenAICompatError):
+        return error.error_class
+    return None
+
+
+@hookimpl
+def modelplug_probe(route: Route, client: Client) -> Awaitable[ModelInfo] | None:
+    if route.endpoint.type != TYPE:
+        return None
+    from .probe import probe_for
+
+    return probe_for(route, client)

@@ -1,0 +1,238 @@
+"""This plugin's errors, each born with its ErrorClass.
+
+They derive from :class:`modelplug.errors.ModelError`, so the client passes them on
+unchanged (message, class and partial output); ``modelplug_classify_error`` answers for
+them too, for policies that classify errors themselves. The plugin never retries:
+retries belong to the fallback policy, which reads ``retryable`` and ``retry_after``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from modelplug.builtin.classify import CONTEXT_PHRASES, parse_retry_after
+from modelplug.errors import ErrorClass, ModelError
+from modelplug.redact import redact
+from modelplug.types import Response, Route
+
+__all__ = [
+    "HTTPStatusError",
+    "OpenAICompatError",
+    "StreamBrokenError",
+    "UnreachableError",
+    "backpressure_text",
+    "class_for_status",
+    "http_error",
+]
+
+CONTEXT_HINT = (
+    "the prompt does not fit the model's context window; set context_window for this "
+    'model under [models."{name}"] in your settings (to what the server really loaded) '
+    "so the conversation is compacted before it overflows"
+)
+
+
+class OpenAICompatError(ModelError):
+    """Any failure of an OpenAI-compatible call."""
+
+
+class HTTPStatusError(OpenAICompatError):
+    """The server answered with an error status (or sent an error event mid-stream)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None,
+        error_class: ErrorClass,
+        route: Route | None,
+        headers: Mapping[str, str] | None = None,
+        body: Any = None,
+        partial: Response | None = None,
+    ) -> None:
+        self.status_code = status
+        self.headers = dict(headers or {})
+        self.body = body
+        super().__init__(message, error_class=error_class, route=route, partial=partial)
+
+
+class UnreachableError(OpenAICompatError):
+    """The connection was refused or could not be made."""
+
+
+class StreamBrokenError(OpenAICompatError):
+    """The stream dropped, stalled or sent something unreadable after it started."""
+
+
+def _server_message(body: Any) -> str:
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict):
+            text = error.get("message") or error.get("detail") or error.get("msg")
+            if text:
+                return str(text)
+        elif isinstance(error, str):
+            return error
+        if body.get("message"):
+            return str(body["message"])
+        return json.dumps(body)[:500]
+    return str(body or "").strip()[:500]
+
+
+def backpressure_text(headers: Mapping[str, str], body: Any) -> str:
+    """A fair-share proxy's queue shape (seed 004 Backpressure) as a phrase, or ""."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    info = body.get("error", body) if isinstance(body, dict) else {}
+    if not isinstance(info, dict):
+        info = {}
+
+    def number(header: str, key: str) -> int:
+        for value in (
+            lower.get(header),
+            info.get(key),
+            (body or {}).get(key) if isinstance(body, dict) else None,
+        ):
+            try:
+                if value is not None and int(value) > 0:
+                    return int(value)
+            except (TypeError, ValueError):
+                continue
+        return 0
+
+    capacity = number("x-ratelimit-capacity", "capacity")
+    in_flight = number("x-ratelimit-inflight", "in_flight")
+    waiting = number("x-ratelimit-waiting", "waiting")
+    reason = info.get("reason") or (body.get("reason") if isinstance(body, dict) else None)
+    parts = []
+    if capacity:
+        parts.append(f"{in_flight} of {capacity} slots busy")
+    elif in_flight:
+        parts.append(f"{in_flight} in flight")
+    if waiting:
+        parts.append(f"{waiting} waiting ahead")
+    if isinstance(reason, str) and reason:
+        parts.append(f"reason: {reason}")
+    return ", ".join(parts)
+
+
+def class_for_status(
+    status: int | None, text: str, retry_after: float | None, reason: str = ""
+) -> ErrorClass:
+    """The ErrorClass of an HTTP status and the server's message."""
+    lowered = text.lower()
+    if status in (400, 413, 422, None) and any(p in lowered for p in CONTEXT_PHRASES):
+        return ErrorClass(
+            kind="context_overflow",
+            status=status,
+            reason="the prompt is longer than the model's context window",
+        )
+    if status == 429:
+        return ErrorClass(
+            kind="rate_limit",
+            retryable=True,
+            fallback=True,
+            retry_after=retry_after,
+            status=status,
+            reason=f"rate limited ({reason})" if reason else "rate limited",
+        )
+    if status in (408, 409):
+        return ErrorClass(
+            kind="transient",
+            retryable=True,
+            fallback=status == 408,
+            retry_after=retry_after,
+            status=status,
+            reason="request timeout" if status == 408 else "conflict",
+        )
+    if status == 529:
+        return ErrorClass(
+            kind="overloaded",
+            retryable=True,
+            fallback=True,
+            retry_after=retry_after,
+            status=status,
+            reason="the server is overloaded",
+        )
+    if status is not None and status >= 500:
+        return ErrorClass(
+            kind="transient",
+            retryable=True,
+            fallback=True,
+            retry_after=retry_after,
+            status=status,
+            reason=f"server error {status}",
+        )
+    if status in (401, 403):
+        return ErrorClass(
+            kind="auth",
+            fallback=True,
+            status=status,
+            reason="authentication failed" if status == 401 else "permission denied",
+        )
+    if status == 402:
+        return ErrorClass(kind="quota", fallback=True, status=status, reason="quota exhausted")
+    if status == 404:
+        return ErrorClass(
+            kind="not_found", fallback=True, status=status, reason="model or endpoint not found"
+        )
+    if status == 413:
+        return ErrorClass(kind="context_overflow", status=status, reason="request too large")
+    if status is not None and 400 <= status < 500:
+        return ErrorClass(kind="bad_request", status=status, reason=f"bad request ({status})")
+    return ErrorClass(
+        kind="transient",
+        retryable=True,
+        fallback=True,
+        status=status,
+        reason="the server reported an error mid-stream",
+    )
+
+
+def retry_after_from(headers: Mapping[str, str]) -> float | None:
+    lower = {k.lower(): v for k, v in headers.items()}
+    millis = lower.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    return parse_retry_after(lower.get("retry-after"))
+
+
+def http_error(
+    status: int | None,
+    headers: Mapping[str, str],
+    raw: bytes,
+    route: Route,
+    partial: Response | None = None,
+) -> HTTPStatusError:
+    """The error for a status answer (or an ``error`` event) from the server."""
+    # Redacted before anything keeps it: some servers echo the key they refused.
+    text = redact(raw.decode("utf-8", "replace"))
+    try:
+        body: Any = json.loads(text) if text else None
+    except ValueError:
+        body = text
+    message = _server_message(body)
+    retry_after = retry_after_from(headers)
+    queue = backpressure_text(headers, body) if status == 429 else ""
+    error_class = class_for_status(status, message, retry_after, queue)
+    where = f"{route.provider} answered {status}" if status else f"{route.provider} failed"
+    text = f"{where}: {message}" if message else where
+    if error_class.kind == "context_overflow":
+        text += "; " + CONTEXT_HINT.format(name=route.name)
+    if queue:
+        text += f" ({queue})"
+    if retry_after is not None:
+        text += f"; retry after {retry_after:g} s"
+    return HTTPStatusError(
+        text,
+        status=status,
+        error_class=error_class,
+        route=route,
+        headers=headers,
+        body=body,
+        partial=partial,
+    )

@@ -1,0 +1,75 @@
+"""The shared httpx2 client and this plugin's options (``[openai-compat]`` in settings).
+
+httpx2 is imported here, on first use, never when the plugin module is imported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from modelplug.errors import ConfigError
+
+if TYPE_CHECKING:
+    import httpx2
+    from modelplug.client import Client
+
+__all__ = ["Options", "options_of", "shared_http"]
+
+SECTION = "openai-compat"
+HTTP_KEY = "modelplug-openai-compat"
+
+
+@dataclass(frozen=True)
+class Options:
+    """``connect_timeout``: seconds to open a connection. ``read_timeout``: the longest
+    silence between two reads of an answer before the call fails as transient (a local
+    server evaluating a long prompt may say nothing for minutes)."""
+
+    connect_timeout: float = 10.0
+    read_timeout: float = 300.0
+    write_timeout: float = 60.0
+
+
+def options_of(client: Client) -> Options:
+    raw = client.settings.plugin_options(SECTION)
+    values: dict[str, float] = {}
+    for name in ("connect_timeout", "read_timeout", "write_timeout"):
+        if name in raw:
+            value = raw[name]
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise ConfigError(
+                    f"[{SECTION}] {name} must be a positive number of seconds, got {value!r}"
+                )
+            values[name] = float(value)
+    unknown = set(raw) - set(Options.__dataclass_fields__)
+    if unknown:
+        raise ConfigError(
+            f"[{SECTION}] unknown option(s) {', '.join(sorted(unknown))}; known: "
+            "connect_timeout, read_timeout, write_timeout"
+        )
+    return Options(**values)
+
+
+def timeout_of(options: Options) -> httpx2.Timeout:
+    import httpx2
+
+    return httpx2.Timeout(
+        connect=options.connect_timeout,
+        read=options.read_timeout,
+        write=options.write_timeout,
+        pool=options.connect_timeout,
+    )
+
+
+def shared_http(client: Client) -> tuple[httpx2.AsyncClient, Options]:
+    """One AsyncClient per event loop (connection pools belong to one loop)."""
+    options = options_of(client)
+
+    def make() -> Any:
+        import httpx2
+
+        return httpx2.AsyncClient(timeout=timeout_of(options), follow_redirects=False)
+
+    http: httpx2.AsyncClient = client.async_http(HTTP_KEY, make)
+    return http, options

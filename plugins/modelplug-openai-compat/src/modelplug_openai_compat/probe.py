@@ -1,0 +1,154 @@
+"""Ask a local server what it actually loaded: llama.cpp ``/props``, Ollama
+``/api/show`` (and ``/api/ps`` for a running model), vLLM ``/v1/models``, LM Studio
+``/api/v0/models``. Chosen by the provider's name (a preset, or a user provider that
+replaces one)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
+
+from modelplug.errors import ErrorClass
+from modelplug.types import ModelInfo, Route
+
+from .errors import StreamBrokenError, UnreachableError, http_error
+from .http import shared_http
+
+if TYPE_CHECKING:
+    from modelplug.client import Client
+
+__all__ = ["probe_for"]
+
+
+def _root(base_url: str) -> str:
+    """The server root: the base URL without its OpenAI ``/v1`` suffix."""
+    return base_url[:-3] if base_url.endswith("/v1") else base_url
+
+
+async def _call(client: Client, route: Route, method: str, url: str, json_body: Any = None) -> Any:
+    import httpx2
+
+    http, _ = shared_http(client)
+    try:
+        answer = await http.request(
+            method, url, json=json_body, headers=dict(route.endpoint.headers)
+        )
+    except httpx2.ConnectError:
+        raise UnreachableError(
+            f"Cannot reach {route.provider} at {route.endpoint.base_url}. Is the server running?",
+            error_class=ErrorClass(kind="unreachable", fallback=True, reason="connection refused"),
+            route=route,
+        ) from None
+    except httpx2.HTTPError as exc:
+        raise StreamBrokenError(
+            f"probing {route.provider} failed: {type(exc).__name__}",
+            error_class=ErrorClass(kind="transient", retryable=True, reason="probe failed"),
+            route=route,
+        ) from None
+    if answer.status_code >= 400:
+        raise http_error(answer.status_code, answer.headers, answer.content, route)
+    return answer.json()
+
+
+async def probe_llamacpp(client: Client, route: Route) -> ModelInfo:
+    props = await _call(client, route, "GET", _root(route.endpoint.base_url or "") + "/props")
+    settings = props.get("default_generation_settings") or {}
+    n_ctx = settings.get("n_ctx") or props.get("n_ctx")
+    caps = props.get("chat_template_caps") or {}
+    tools = caps.get("supports_tools") if isinstance(caps, dict) else None
+    return ModelInfo(
+        context_window=n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else None,
+        supports_tools=tools if isinstance(tools, bool) else None,
+        notes=["probed llama.cpp /props (default_generation_settings.n_ctx)"],
+    )
+
+
+async def probe_ollama(client: Client, route: Route) -> ModelInfo:
+    root = _root(route.endpoint.base_url or "")
+    show = await _call(client, route, "POST", root + "/api/show", {"model": route.model})
+    notes = ["probed Ollama /api/show"]
+    window: int | None = None
+    try:
+        running = await _call(client, route, "GET", root + "/api/ps")
+    except (StreamBrokenError, UnreachableError, ValueError):
+        running = {}
+    for model in running.get("models") or []:
+        if model.get("name") == route.model or model.get("model") == route.model:
+            loaded = model.get("context_length")
+            if isinstance(loaded, int) and loaded > 0:
+                window = loaded
+                notes.append("context window as loaded, from /api/ps")
+    if window is None:
+        for line in str(show.get("parameters") or "").splitlines():
+            name, _, value = line.strip().partition(" ")
+            if name == "num_ctx" and value.strip().isdigit():
+                window = int(value.strip())
+                notes.append("context window from the model's num_ctx parameter")
+    if window is None:
+        for key, value in (show.get("model_info") or {}).items():
+            if key.endswith(".context_length") and isinstance(value, int):
+                window = value
+                notes.append(
+                    "context window the model was trained for; Ollama may load less "
+                    "(set OLLAMA_CONTEXT_LENGTH)"
+                )
+    capabilities = show.get("capabilities")
+    tools = "tools" in capabilities if isinstance(capabilities, list) else None
+    thinking = None
+    if isinstance(capabilities, list):
+        thinking = "optional" if "thinking" in capabilities else "never"
+    return ModelInfo(context_window=window, supports_tools=tools, thinking=thinking, notes=notes)
+
+
+async def probe_vllm(client: Client, route: Route) -> ModelInfo:
+    listing = await _call(client, route, "GET", f"{route.endpoint.base_url}/models")
+    for model in listing.get("data") or []:
+        if model.get("id") == route.model and isinstance(model.get("max_model_len"), int):
+            return ModelInfo(
+                context_window=model["max_model_len"],
+                notes=["probed vLLM /v1/models (max_model_len)"],
+            )
+    return ModelInfo(notes=[f"vLLM does not list {route.model}"])
+
+
+async def probe_lmstudio(client: Client, route: Route) -> ModelInfo:
+    root = _root(route.endpoint.base_url or "")
+    listing = await _call(client, route, "GET", root + "/api/v0/models")
+    for model in listing.get("data") or []:
+        if model.get("id") != route.model:
+            continue
+        loaded = model.get("loaded_context_length")
+        most = model.get("max_context_length")
+        caps = model.get("capabilities")
+        tools = "tool_use" in caps if isinstance(caps, list) else None
+        if isinstance(loaded, int) and loaded > 0:
+            return ModelInfo(
+                context_window=loaded,
+                supports_tools=tools,
+                notes=["probed LM Studio /api/v0/models (loaded_context_length)"],
+            )
+        if isinstance(most, int) and most > 0:
+            return ModelInfo(
+                context_window=most,
+                supports_tools=tools,
+                notes=[
+                    "probed LM Studio /api/v0/models: the model's maximum context; "
+                    "LM Studio may load less"
+                ],
+            )
+    return ModelInfo(notes=[f"LM Studio does not list {route.model}"])
+
+
+PROBES = {
+    "llamacpp": probe_llamacpp,
+    "ollama": probe_ollama,
+    "vllm": probe_vllm,
+    "lmstudio": probe_lmstudio,
+}
+
+
+def probe_for(route: Route, client: Client) -> Awaitable[ModelInfo] | None:
+    probe = PROBES.get(route.provider)
+    if probe is None:
+        return None
+    return probe(client, route)

@@ -1,0 +1,117 @@
+"""The providers this plugin serves: built-in presets and the user's own providers of
+type ``openai-compatible``, and turning a spec into a Route."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from urllib.parse import urlsplit
+
+from modelplug.errors import ConfigError
+from modelplug.settings import Settings, check_base_url
+from modelplug.types import Endpoint, ModelInfo, Price, Route
+
+TYPE = "openai-compatible"
+DEFAULT_CONTEXT_WINDOW = 32_768
+
+
+@dataclass(frozen=True)
+class Preset:
+    base_url: str
+    api_key_env: str | None = None
+    local: bool = False
+
+
+PRESETS: dict[str, Preset] = {
+    "ollama": Preset("http://localhost:11434/v1", local=True),
+    "lmstudio": Preset("http://localhost:1234/v1", local=True),
+    "llamacpp": Preset("http://localhost:8080/v1", local=True),
+    "vllm": Preset("http://localhost:8000/v1", local=True),
+    "openrouter": Preset("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    "openai": Preset("https://api.openai.com/v1", "OPENAI_API_KEY"),
+}
+
+
+def provider_names(settings: Settings) -> list[str]:
+    """Presets plus the user's providers of this type."""
+    names = set(PRESETS)
+    names.update(n for n, p in settings.providers.items() if p.type == TYPE)
+    # A user provider of another type with a preset's name replaces the preset.
+    names.difference_update(n for n, p in settings.providers.items() if p.type != TYPE)
+    return sorted(names)
+
+
+def _is_loopback_url(url: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    return host in ("localhost", "127.0.0.1", "::1") or host.endswith(".localhost")
+
+
+def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
+    """The endpoint of ``provider``, or None when this plugin does not serve it."""
+    user = settings.providers.get(provider)
+    preset = PRESETS.get(provider)
+    if user is not None and user.type != TYPE:
+        return None
+    if user is None and preset is None:
+        return None
+    if user is None:
+        assert preset is not None
+        return Endpoint(
+            type=TYPE, base_url=preset.base_url, api_key_env=preset.api_key_env, local=preset.local
+        )
+    base_url = user.base_url or (preset.base_url if preset else None)
+    if not base_url:
+        raise ConfigError(
+            f"the provider {provider!r} in your settings has type {TYPE!r} but no base_url; "
+            'add base_url = "https://host/v1" under [providers.' + provider + "]"
+        )
+    base_url = check_base_url(
+        base_url, allow_insecure_http=user.allow_insecure_http, provider=provider
+    )
+    api_key_env = user.api_key_env
+    if api_key_env is None and preset is not None and "api_key_env" not in user.model_fields_set:
+        api_key_env = preset.api_key_env
+    # "local" means a free server on this machine (pricing plugins read it so): a local
+    # preset, or a keyless loopback address. A keyed one is likely a paid proxy.
+    local = (preset is not None and preset.local) or (
+        api_key_env is None and _is_loopback_url(base_url)
+    )
+    return Endpoint(
+        type=TYPE,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        headers=dict(user.headers),
+        allow_insecure_http=user.allow_insecure_http,
+        local=local,
+    )
+
+
+def resolve(spec: str, settings: Settings) -> Route | None:
+    """``provider/model`` -> Route, split at the first ``/`` (``openrouter/qwen/x``)."""
+    provider, slash, model = spec.partition("/")
+    if not slash:
+        return None
+    endpoint = endpoint_for(provider, settings)
+    if endpoint is None:
+        return None
+    if not model:
+        raise ConfigError(
+            f"the spec {spec!r} names no model; write {provider}/<model id>, e.g. {provider}/qwen3"
+        )
+    info = ModelInfo()
+    if endpoint.local:
+        info.price = Price(
+            input=Decimal(0), output=Decimal(0), cache_read=Decimal(0), cache_write=Decimal(0)
+        )
+        info.price_source = "local (free)"
+        known = settings.model_settings(provider, model)
+        if known is None or known.context_window is None:
+            info.context_window = DEFAULT_CONTEXT_WINDOW
+            info.notes.append(
+                f"{provider}/{model} has no context_window entry; assuming "
+                f"{DEFAULT_CONTEXT_WINDOW:,} tokens. Set context_window under "
+                f'[models."{provider}/{model}"] (and make the server load that much: '
+                "e.g. OLLAMA_CONTEXT_LENGTH, llama-server -c), or run "
+                "`modelplug resolve --probe` to ask the server."
+            )
+    return Route(provider=provider, model=model, endpoint=endpoint, info=info)

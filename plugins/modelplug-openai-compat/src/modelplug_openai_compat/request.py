@@ -1,0 +1,183 @@
+"""The Chat Completions request body: messages, tools, options, reasoning dialect."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from modelplug.replay import is_replayable
+from modelplug.types import (
+    ImageBlock,
+    Message,
+    OpaqueBlock,
+    Request,
+    Route,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+from .reasoning import detect_dialect, reasoning_fields
+
+__all__ = ["build_body", "to_wire_messages"]
+
+# Fields a thinking block's ``wire`` may carry back to the server that produced it.
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+def _search_text(block: OpaqueBlock) -> str | None:
+    """A server-search result from another provider, as titles and URLs."""
+    if "search" not in block.kind or "result" not in block.kind:
+        return None
+    content = block.wire.get("content")
+    lines = []
+    if isinstance(content, list):
+        for item in content:
+            if isinstance(item, dict) and item.get("url"):
+                title = item.get("title") or item["url"]
+                lines.append(f"- {title} ({item['url']})")
+    if not lines:
+        return block.text
+    return "Web search results:\n" + "\n".join(lines)
+
+
+def _image_part(image: ImageBlock) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": image.as_url()}}
+
+
+def _assistant(message: Message, target: str) -> dict[str, Any] | None:
+    text: list[str] = []
+    calls: list[dict[str, Any]] = []
+    entry: dict[str, Any] = {"role": "assistant"}
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            text.append(block.text)
+        elif isinstance(block, ToolUseBlock):
+            arguments = (
+                block.input
+                if isinstance(block.input, str)
+                else json.dumps(block.input, ensure_ascii=False)
+            )
+            calls.append(
+                {
+                    "id": block.id,
+                    "type": "function",
+                    "function": {"name": block.name, "arguments": arguments},
+                }
+            )
+        elif isinstance(block, ThinkingBlock):
+            # Only this model's own reasoning, and only under the field it came in.
+            if is_replayable(block, message, target) and block.wire:
+                for name in REASONING_FIELDS:
+                    if isinstance(block.wire.get(name), str):
+                        entry[name] = entry.get(name, "") + block.wire[name]
+        elif isinstance(block, OpaqueBlock) and not is_replayable(block, message, target):
+            shown = _search_text(block)
+            if shown:
+                text.append(shown)
+    joined = "".join(text)
+    if not joined and not calls and len(entry) == 1:
+        return None  # providers refuse an empty assistant message
+    entry["content"] = joined or None
+    if calls:
+        entry["tool_calls"] = calls
+    return entry
+
+
+def _user(message: Message, target: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, ToolResultBlock):
+            images = block.images
+            content = block.text
+            if not content:
+                content = "(the result is the image(s) below)" if images else "(no output)"
+            if block.is_error:
+                content = f"Error: {content}"
+            out.append({"role": "tool", "tool_call_id": block.tool_use_id, "content": content})
+            if images:
+                parts.append(
+                    {
+                        "type": "text",
+                        "text": f"[The tool result {block.tool_use_id} included "
+                        f"{len(images)} image(s); they follow.]",
+                    }
+                )
+                parts.extend(_image_part(image) for image in images)
+        elif isinstance(block, TextBlock):
+            parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageBlock):
+            parts.append(_image_part(block))
+        elif isinstance(block, OpaqueBlock) and not is_replayable(block, message, target):
+            shown = _search_text(block)
+            if shown:
+                parts.append({"type": "text", "text": shown})
+    if parts:
+        if all(p["type"] == "text" for p in parts):
+            out.append({"role": "user", "content": "\n\n".join(p["text"] for p in parts)})
+        else:
+            out.append({"role": "user", "content": parts})
+    return out
+
+
+def to_wire_messages(request: Request, route: Route) -> list[dict[str, Any]]:
+    """The conversation as Chat Completions messages for ``route``."""
+    target = route.name
+    out: list[dict[str, Any]] = []
+    if request.system:
+        out.append({"role": "system", "content": request.system})
+    for message in request.messages:
+        if message.role == "assistant":
+            entry = _assistant(message, target)
+            if entry is not None:
+                out.append(entry)
+        else:
+            out.extend(_user(message, target))
+    return out
+
+
+def _tool_choice(choice: str) -> Any:
+    if choice in ("auto", "none"):
+        return choice
+    if choice in ("any", "required"):
+        return "required"
+    return {"type": "function", "function": {"name": choice}}
+
+
+def build_body(request: Request, route: Route) -> dict[str, Any]:
+    """The JSON body of POST <base>/chat/completions."""
+    body: dict[str, Any] = {
+        "model": route.model,
+        "messages": to_wire_messages(request, route),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.input_schema,
+                },
+            }
+            for t in request.tools
+        ]
+        if request.tool_choice is not None:
+            body["tool_choice"] = _tool_choice(request.tool_choice)
+    if request.max_tokens is not None:
+        # OpenAI's own API refuses max_tokens for its reasoning models.
+        key = "max_completion_tokens" if route.provider == "openai" else "max_tokens"
+        body[key] = request.max_tokens
+    if request.stop:
+        body["stop"] = list(request.stop)
+    for name in ("temperature", "top_p", "top_k", "seed"):
+        value = getattr(request, name)
+        if value is not None:
+            body[name] = value
+    body.update(reasoning_fields(detect_dialect(route), request.thinking))
+    body.update(request.extra)
+    return body

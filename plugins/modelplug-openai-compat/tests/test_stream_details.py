@@ -1,0 +1,162 @@
+"""Details of reading a stream: usage rules, hidden thinking, refusals, odd shapes."""
+
+from __future__ import annotations
+
+import pytest
+from modelplug.types import Notice, TextDelta, ThinkingDelta, ThinkingRequest, Usage
+from modelplug_openai_compat.events import text_delta
+from modelplug_openai_compat.usage import estimate_usage, parse_usage
+
+
+@pytest.mark.parametrize("text", ["", "a", "naïve ☕ \n"])
+def test_fast_text_delta_equals_a_validated_one(text):
+    fast = text_delta(text)
+    assert fast == TextDelta(text=text)
+    assert fast.model_dump() == TextDelta(text=text).model_dump()
+    assert fast.model_fields_set == {"text"}
+    assert repr(fast) == repr(TextDelta(text=text))
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (
+            {
+                "prompt_tokens": 100,
+                "completion_tokens": 20,
+                "prompt_tokens_details": {"cached_tokens": 60},
+                "completion_tokens_details": {"reasoning_tokens": 5},
+            },
+            Usage(input=40, cache_read=60, output=20, reasoning=5),
+        ),
+        (
+            {"prompt_tokens": 10, "completion_tokens": 2, "prompt_tokens_details": None},
+            Usage(input=10, output=2),
+        ),
+        ({"prompt_tokens": 10}, None),
+        ({"prompt_tokens": -1, "completion_tokens": 2}, None),
+        ({"prompt_tokens": True, "completion_tokens": 2}, None),
+        ({"prompt_tokens": 1.5, "completion_tokens": 2}, None),
+        (
+            {
+                "prompt_tokens": 10,
+                "completion_tokens": 2,
+                "prompt_tokens_details": {"cached_tokens": 11},
+            },
+            None,
+        ),
+        (None, None),
+    ],
+)
+def test_parse_usage_validates(raw, expected):
+    assert parse_usage(raw) == expected
+
+
+def test_estimate_is_four_characters_per_token_and_flagged():
+    assert estimate_usage(9, 8) == Usage(input=3, output=2, reported=False)
+
+
+def test_invalid_usage_on_the_wire_is_estimated(compat, wire_server):
+    wire_server.add_sse(
+        [
+            {"choices": [{"delta": {"content": "abcdefgh"}, "finish_reason": "stop"}]},
+            {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": -3}},
+        ],
+        done=True,
+    )
+    response = compat().complete("wire/m", "hi")
+    assert response.usage.reported is False
+    assert response.usage.output == 2 and response.usage.input > 0
+
+
+def test_hidden_thinking_sends_no_deltas_but_keeps_the_wire(compat, wire_server):
+    wire_server.add_sse(
+        [
+            {"choices": [{"delta": {"reasoning_content": "secret plan"}}]},
+            {"choices": [{"delta": {"content": "ok"}, "finish_reason": "stop"}]},
+        ],
+        done=True,
+    )
+    events = list(compat().stream("wire/m", "hi", thinking=ThinkingRequest(hide=True)))
+    assert not [e for e in events if isinstance(e, ThinkingDelta)]
+    block = events[-1].response.message.content[0]
+    assert block.text == "" and block.wire == {"reasoning_content": "secret plan"}
+
+
+@pytest.mark.parametrize(
+    ("finish", "stop"),
+    [
+        ("content_filter", "refusal"),
+        ("length", "max_tokens"),
+        ("stop", "end_turn"),
+        ("weird", "other"),
+    ],
+)
+def test_stop_reasons(compat, wire_server, finish, stop):
+    wire_server.add_sse(
+        [{"choices": [{"delta": {"content": "x"}, "finish_reason": finish}]}], done=True
+    )
+    assert compat().complete("wire/m", "hi").stop_reason == stop
+
+
+def test_a_refusal_becomes_the_text(compat, wire_server):
+    wire_server.add_sse(
+        [{"choices": [{"delta": {"refusal": "I can't help with that."}, "finish_reason": "stop"}]}],
+        done=True,
+    )
+    response = compat().complete("wire/m", "hi")
+    assert (response.text, response.stop_reason) == ("I can't help with that.", "refusal")
+
+
+def test_odd_shapes_missing_choices_comments_and_unknown_fields(compat, wire_server):
+    wire_server.add(
+        [
+            b": keep-alive\n\n",
+            b'data: {"object": "chat.completion.chunk"}\n\n',
+            b'data: {"choices": [{"delta": {"content": "a"}}]}\n\n',
+            b'event: message\ndata: {"choices": [{"delta": {"content": "b"}}], "x_trace": 7}\n\n',
+            b"data: \n\n",
+            b'data: {"choices": [{"delta": {"content": "c"}, "finish_reason": "stop"}],\n'
+            b'data:  "gateway": "edge-1"}\n\n',
+            b"data: [DONE]",  # no blank line at the very end
+        ]
+    )
+    events = list(compat().stream("wire/m", "hi"))
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "abc"
+    response = events[-1].response
+    assert response.text == "abc"
+    assert response.metadata["x_trace"] == 7 and response.metadata["gateway"] == "edge-1"
+    assert not [e for e in events if isinstance(e, Notice)]
+
+
+def test_a_server_that_ignores_stream_true(compat, wire_server):
+    wire_server.add_json(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": {
+                        "role": "assistant",
+                        "content": "Let me look.",
+                        "tool_calls": [
+                            {
+                                "id": "c9",
+                                "type": "function",
+                                "function": {"name": "ls", "arguments": '{"dir": "/"}'},
+                            }
+                        ],
+                    },
+                }
+            ],
+            "usage": {"prompt_tokens": 9, "completion_tokens": 7},
+        }
+    )
+    events = list(compat().stream("wire/m", "hi"))
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Let me look."
+    response = events[-1].response
+    assert [(c.id, c.name, c.input) for c in response.tool_calls] == [("c9", "ls", {"dir": "/"})]
+    assert (response.stop_reason, response.usage.input, response.usage.output) == ("tool_use", 9, 7)
