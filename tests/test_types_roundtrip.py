@@ -218,3 +218,13 @@ def test_image_needs_exactly_one_source() -> None:
         ImageBlock(media_type="image/png")
     with pytest.raises(ValueError, match="media_type"):
         ImageBlock(data="AAAA")
+
+
+@pytest.mark.parametrize("text", ["", "a", "naïve ☕ \n"])
+def test_unvalidated_text_delta_equals_a_validated_one(text: str) -> None:
+    fast = TextDelta.of(text)
+    assert fast == TextDelta(text=text)
+    assert fast.model_dump() == TextDelta(text=text).model_dump()
+    assert fast.model_fields_set == {"text"}
+    assert repr(fast) == repr(TextDelta(text=text))
+    assert TypeAdapter(Event).validate_json(fast.model_dump_json()) == fast

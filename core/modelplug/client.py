@@ -14,7 +14,6 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import (
-    AsyncGenerator,
     AsyncIterator,
     Awaitable,
     Callable,
@@ -344,33 +343,25 @@ class Client:
         req = self._request(request, fields)
         route = self.resolve(spec)
         stream = self.open_stream(route, req)
-        guarded = self._guard(route, req, stream)
-        try:
-            async for event in guarded:
-                yield event
-        finally:
-            # Close the chain now, not at garbage collection: an abort must reach the
-            # provider while its HTTP client is still open (to cancel a batch, say).
-            await guarded.aclose()
-
-    async def _guard(
-        self, route: Route, request: Request, stream: AsyncIterator[Event]
-    ) -> AsyncGenerator[Event, None]:
+        # The guard lives inline (not in a nested generator): one async-generator layer
+        # less per event on the hot path. It keeps what was shown (for a partial
+        # Response), prices the Done, redacts notices and turns failures into ModelError.
         text: list[str] = []
         thought: list[str] = []
         done = False
         try:
             async for event in stream:
-                if isinstance(event, Done):
-                    yield Done(response=self._finish(route, event.response))
+                kind = type(event)
+                if kind is TextDelta:
+                    text.append(event.text)  # type: ignore[union-attr]
+                elif kind is Done:
+                    yield Done(response=self._finish(route, event.response))  # type: ignore[union-attr]
                     done = True
                     break
-                if isinstance(event, TextDelta):
-                    text.append(event.text)
-                elif isinstance(event, ThinkingDelta):
-                    thought.append(event.text)
-                elif isinstance(event, Notice):
-                    event = event.model_copy(update={"message": redact(event.message)})
+                elif kind is ThinkingDelta:
+                    thought.append(event.text)  # type: ignore[union-attr]
+                elif kind is Notice:
+                    event = event.model_copy(update={"message": redact(event.message)})  # type: ignore[union-attr]
                 yield event
         except ModelError as exc:
             if exc.partial is None and (text or thought):
@@ -388,13 +379,13 @@ class Client:
                 partial = Response(message=partial, stop_reason="other", model=route.name)
             if not isinstance(partial, Response):
                 partial = _partial(route, text, thought) if (text or thought) else None
+            message = describe_error(exc, error_class)
             raise ModelError(
-                describe_error(exc, error_class),
-                error_class=error_class,
-                route=route,
-                partial=partial,
+                message, error_class=error_class, route=route, partial=partial
             ) from exc
         finally:
+            # Close the provider's stream now, not at garbage collection: an abort must
+            # reach it while its HTTP client is still open (to cancel a batch, say).
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()

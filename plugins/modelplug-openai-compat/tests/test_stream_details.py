@@ -4,17 +4,7 @@ from __future__ import annotations
 
 import pytest
 from modelplug.types import Notice, TextDelta, ThinkingDelta, ThinkingRequest, Usage
-from modelplug_openai_compat.events import text_delta
 from modelplug_openai_compat.usage import estimate_usage, parse_usage
-
-
-@pytest.mark.parametrize("text", ["", "a", "naïve ☕ \n"])
-def test_fast_text_delta_equals_a_validated_one(text):
-    fast = text_delta(text)
-    assert fast == TextDelta(text=text)
-    assert fast.model_dump() == TextDelta(text=text).model_dump()
-    assert fast.model_fields_set == {"text"}
-    assert repr(fast) == repr(TextDelta(text=text))
 
 
 @pytest.mark.parametrize(

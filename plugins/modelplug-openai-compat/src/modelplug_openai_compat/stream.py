@@ -37,7 +37,6 @@ from modelplug.types import (
 )
 
 from .errors import StreamBrokenError, UnreachableError, http_error
-from .events import text_delta
 from .http import shared_http
 from .loose_json import parse_arguments
 from .request import build_body
@@ -158,12 +157,12 @@ class Accumulator:
         if isinstance(content, str) and content:
             self.text.append(content)
             if self.held is None:
-                events.append(text_delta(content))
+                events.append(TextDelta.of(content))
             else:
                 visible = self.held.feed(content)
                 if visible:
                     self.shown += len(visible)
-                    events.append(text_delta(visible))
+                    events.append(TextDelta.of(visible))
         refusal = delta.get("refusal")
         if isinstance(refusal, str) and refusal:
             self.refusal.append(refusal)
@@ -426,7 +425,7 @@ async def stream_chat(
                                         and (len(delta) == 1 or delta.keys() <= plain_delta)
                                     ):
                                         text.append(content)
-                                        yield text_delta(content)
+                                        yield TextDelta.of(content)
                                         continue
                         except AttributeError:
                             raise _malformed(route, raw, acc) from None
