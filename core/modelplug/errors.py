@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .types import Response, Route
 
 __all__ = [
+    "CONTEXT_PHRASES",
     "ConfigError",
     "ErrorClass",
     "ErrorKind",
@@ -28,6 +29,7 @@ __all__ = [
     "ScriptExhaustedError",
     "TextCallError",
     "UnknownProviderError",
+    "class_for_status",
     "describe_error",
 ]
 
@@ -184,3 +186,91 @@ def describe_error(error: BaseException, error_class: ErrorClass) -> str:
     detail = str(error).strip()
     message = f"{reason}: {detail}" if detail and detail != reason else reason
     return message[:2000]
+
+
+CONTEXT_PHRASES = (
+    "prompt is too long",
+    "context length",
+    "context_length_exceeded",
+    "maximum context length",
+    "exceeds the available context size",
+    "context window",
+    "too many tokens",
+    "input is too long",
+    "reduce the length",
+)
+
+
+def class_for_status(
+    status: int | None,
+    *,
+    error_type: str | None = None,
+    text: str = "",
+    retry_after: float | None = None,
+) -> ErrorClass | None:
+    """The ErrorClass for an HTTP status, a vendor error ``type`` and the server's
+    message, as every provider reports them; None when they say nothing conclusive.
+
+    Provider plugins call it and adjust the reason; core's generic classifier uses it
+    before looking at connection errors.
+    """
+    lowered = text.lower()
+    if status in (None, 400, 413, 422) and any(p in lowered for p in CONTEXT_PHRASES):
+        return ErrorClass(
+            kind="context_overflow",
+            status=status,
+            reason="the prompt is longer than the model's context window",
+        )
+    if status == 429 or error_type in ("rate_limit_error", "rate_limit_exceeded"):
+        return ErrorClass(
+            kind="rate_limit",
+            retryable=True,
+            fallback=True,
+            retry_after=retry_after,
+            status=status,
+            reason="rate limited",
+        )
+    if status == 529 or error_type == "overloaded_error":
+        return ErrorClass(
+            kind="overloaded",
+            retryable=True,
+            fallback=True,
+            retry_after=retry_after,
+            status=status,
+            reason="the provider is overloaded",
+        )
+    if (status is not None and status >= 500) or error_type == "api_error":
+        return ErrorClass(
+            kind="transient",
+            retryable=True,
+            fallback=True,
+            retry_after=retry_after,
+            status=status,
+            reason=f"server error {status}" if status else "server error",
+        )
+    if status in (408, 409):
+        return ErrorClass(
+            kind="transient",
+            retryable=True,
+            fallback=status == 408,
+            retry_after=retry_after,
+            status=status,
+            reason="request timeout" if status == 408 else "conflict",
+        )
+    if status == 401 or error_type == "authentication_error":
+        return ErrorClass(kind="auth", fallback=True, status=status, reason="authentication failed")
+    if status == 403 or error_type == "permission_error":
+        return ErrorClass(kind="auth", fallback=True, status=status, reason="permission denied")
+    if status == 402 or error_type in ("insufficient_quota", "billing_error"):
+        return ErrorClass(kind="quota", fallback=True, status=status, reason="quota exhausted")
+    if status == 404 or error_type == "not_found_error":
+        return ErrorClass(kind="not_found", fallback=True, status=status, reason="model not found")
+    if status == 413 or error_type == "request_too_large":
+        return ErrorClass(kind="context_overflow", status=status, reason="request too large")
+    if "content_filter" in lowered or "content policy" in lowered or "content_policy" in lowered:
+        return ErrorClass(
+            kind="content_filter", status=status, reason="blocked by a content filter"
+        )
+    if status is not None and 400 <= status < 500:
+        return ErrorClass(kind="bad_request", status=status, reason=f"bad request ({status})")
+    return None

@@ -13,21 +13,12 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..errors import ErrorClass, ModelError
+from ..errors import CONTEXT_PHRASES, ErrorClass, ModelError, class_for_status
+
+__all__ = ["CONTEXT_PHRASES", "classify", "parse_retry_after", "retry_after_of"]
 from ..plugins import hookimpl
 from ..types import Route
 
-CONTEXT_PHRASES = (
-    "prompt is too long",
-    "context length",
-    "context_length_exceeded",
-    "maximum context length",
-    "exceeds the available context size",
-    "context window",
-    "too many tokens",
-    "input is too long",
-    "reduce the length",
-)
 TRANSIENT_CODES = {
     "ECONNRESET",
     "ETIMEDOUT",
@@ -144,67 +135,9 @@ def classify(error: BaseException) -> ErrorClass:
     etype = error_type_of(error)
     text = " ".join(str(e) for e in _chain(error)).lower()
     retry_after = retry_after_of(error)
-    if any(p in text for p in CONTEXT_PHRASES) and (status in (None, 400, 413, 422) or etype):
-        return ErrorClass(
-            kind="context_overflow",
-            status=status,
-            reason="the prompt is longer than the model's context window",
-        )
-    if status == 429 or etype in ("rate_limit_error", "rate_limit_exceeded"):
-        return ErrorClass(
-            kind="rate_limit",
-            retryable=True,
-            fallback=True,
-            retry_after=retry_after,
-            status=status,
-            reason="rate limited",
-        )
-    if status == 529 or etype == "overloaded_error":
-        return ErrorClass(
-            kind="overloaded",
-            retryable=True,
-            fallback=True,
-            retry_after=retry_after,
-            status=status,
-            reason="the provider is overloaded",
-        )
-    if status in (500, 502, 503, 504) or etype == "api_error":
-        return ErrorClass(
-            kind="transient",
-            retryable=True,
-            fallback=True,
-            retry_after=retry_after,
-            status=status,
-            reason=f"server error {status}" if status else "server error",
-        )
-    if status in (408, 409):
-        return ErrorClass(
-            kind="transient",
-            retryable=True,
-            fallback=status == 408,
-            retry_after=retry_after,
-            status=status,
-            reason="request timeout" if status == 408 else "conflict",
-        )
-    if status in (401, 403) or etype in ("authentication_error", "permission_error"):
-        return ErrorClass(
-            kind="auth",
-            fallback=True,
-            status=status,
-            reason="authentication failed" if status != 403 else "permission denied",
-        )
-    if status == 402 or etype in ("insufficient_quota", "billing_error"):
-        return ErrorClass(kind="quota", fallback=True, status=status, reason="quota exhausted")
-    if status == 404 or etype == "not_found_error":
-        return ErrorClass(kind="not_found", fallback=True, status=status, reason="model not found")
-    if status == 413:
-        return ErrorClass(kind="context_overflow", status=status, reason="request too large")
-    if "content_filter" in text or "content policy" in text or "content_policy" in text:
-        return ErrorClass(
-            kind="content_filter", status=status, reason="blocked by a content filter"
-        )
-    if status is not None and 400 <= status < 500:
-        return ErrorClass(kind="bad_request", status=status, reason=f"bad request ({status})")
+    by_status = class_for_status(status, error_type=etype, text=text, retry_after=retry_after)
+    if by_status is not None:
+        return by_status
     for item in _chain(error):
         if isinstance(item, ConnectionRefusedError) or _get(item, "errno") == errno.ECONNREFUSED:
             return ErrorClass(kind="unreachable", fallback=True, reason="connection refused")

@@ -11,11 +11,9 @@ import sys
 from typing import Any
 
 from modelplug.builtin.classify import retry_after_of
-from modelplug.errors import ErrorClass
+from modelplug.errors import CONTEXT_PHRASES, ErrorClass, class_for_status
 
 __all__ = ["BatchResultError", "ResponseStartTimeout", "classify"]
-
-CONTEXT_PHRASES = ("prompt is too long", "input is too long", "context window")
 
 
 class ResponseStartTimeout(TimeoutError):
@@ -51,69 +49,29 @@ def _text(error: BaseException) -> str:
 def _status_error(error: Any) -> ErrorClass:
     status: int | None = getattr(error, "status_code", None)
     etype = getattr(error, "type", None)
-    retry_after = retry_after_of(error)
     # An `error` event inside a 200 stream arrives as a status error with status 200;
     # its type says what happened.
     shown = status if status != 200 else None
-    if status == 429 or etype == "rate_limit_error":
-        return ErrorClass(
-            kind="rate_limit",
-            retryable=True,
-            fallback=True,
-            retry_after=retry_after,
-            status=shown,
-            reason="rate limited",
-        )
-    if status == 529 or etype == "overloaded_error":
-        return ErrorClass(
-            kind="overloaded",
-            retryable=True,
-            fallback=True,
-            retry_after=retry_after,
-            status=shown,
-            reason="Anthropic is overloaded",
-        )
-    if status in (500, 502, 503, 504) or etype == "api_error" or (status or 0) >= 500:
-        return ErrorClass(
-            kind="transient",
-            retryable=True,
-            fallback=True,
-            retry_after=retry_after,
-            status=shown,
-            reason=f"Anthropic server error {status}" if shown else "Anthropic server error",
-        )
-    if status == 401 or etype == "authentication_error":
-        return ErrorClass(
-            kind="auth", fallback=True, status=shown, reason="authentication failed; check the key"
-        )
-    if status == 403 or etype == "permission_error":
-        return ErrorClass(kind="auth", fallback=True, status=shown, reason="permission denied")
-    if status == 402 or etype == "billing_error":
-        return ErrorClass(kind="quota", fallback=True, status=shown, reason="billing problem")
-    if status == 404 or etype == "not_found_error":
-        return ErrorClass(kind="not_found", fallback=True, status=shown, reason="model not found")
-    if status == 413 or etype == "request_too_large":
-        return ErrorClass(kind="context_overflow", status=shown, reason="request too large")
-    if status in (408, 409):
-        return ErrorClass(
-            kind="transient",
-            retryable=True,
-            fallback=status == 408,
-            retry_after=retry_after,
-            status=status,
-            reason="request timeout" if status == 408 else "conflict",
-        )
-    if any(p in _text(error) for p in CONTEXT_PHRASES):
-        return ErrorClass(
-            kind="context_overflow",
-            status=shown,
-            reason="the prompt is longer than the model's context window",
-        )
-    return ErrorClass(
-        kind="bad_request",
-        status=shown,
-        reason=f"bad request ({status})" if shown else "bad request",
+    error_class = class_for_status(
+        shown, error_type=etype, text=_text(error), retry_after=retry_after_of(error)
     )
+    if error_class is None:
+        return ErrorClass(
+            kind="bad_request",
+            status=shown,
+            reason=f"bad request ({status})" if shown else "bad request",
+        )
+    reason = {
+        "overloaded": "Anthropic is overloaded",
+        "transient": f"Anthropic server error {shown}" if shown else "Anthropic server error",
+    }.get(error_class.kind)
+    if error_class.kind == "auth" and error_class.status == 401:
+        reason = "authentication failed; check the key"
+    if error_class.kind == "quota":
+        reason = "billing problem"
+    if reason is None or (error_class.kind == "transient" and status in (408, 409)):
+        return error_class
+    return error_class.model_copy(update={"reason": reason})
 
 
 def _batch_error(error: BatchResultError) -> ErrorClass:

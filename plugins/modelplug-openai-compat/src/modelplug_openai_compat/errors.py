@@ -12,8 +12,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from modelplug.builtin.classify import CONTEXT_PHRASES, parse_retry_after
+from modelplug.builtin.classify import parse_retry_after
 from modelplug.errors import ErrorClass, ModelError
+from modelplug.errors import class_for_status as core_class_for_status
 from modelplug.redact import redact
 from modelplug.types import Response, Route
 
@@ -120,74 +121,25 @@ def backpressure_text(headers: Mapping[str, str], body: Any) -> str:
 def class_for_status(
     status: int | None, text: str, retry_after: float | None, reason: str = ""
 ) -> ErrorClass:
-    """The ErrorClass of an HTTP status and the server's message."""
-    lowered = text.lower()
-    if status in (400, 413, 422, None) and any(p in lowered for p in CONTEXT_PHRASES):
-        return ErrorClass(
-            kind="context_overflow",
-            status=status,
-            reason="the prompt is longer than the model's context window",
-        )
-    if status == 429:
-        return ErrorClass(
-            kind="rate_limit",
-            retryable=True,
-            fallback=True,
-            retry_after=retry_after,
-            status=status,
-            reason=f"rate limited ({reason})" if reason else "rate limited",
-        )
-    if status in (408, 409):
-        return ErrorClass(
-            kind="transient",
-            retryable=True,
-            fallback=status == 408,
-            retry_after=retry_after,
-            status=status,
-            reason="request timeout" if status == 408 else "conflict",
-        )
-    if status == 529:
-        return ErrorClass(
-            kind="overloaded",
-            retryable=True,
-            fallback=True,
-            retry_after=retry_after,
-            status=status,
-            reason="the server is overloaded",
-        )
-    if status is not None and status >= 500:
+    """The ErrorClass of an HTTP status and the server's message (core's table), with a
+    fair-share proxy's queue in a rate limit's reason. An error event without a status
+    in the middle of a stream is the server failing: transient."""
+    error_class = core_class_for_status(status, text=text, retry_after=retry_after)
+    if error_class is None:
         return ErrorClass(
             kind="transient",
             retryable=True,
             fallback=True,
-            retry_after=retry_after,
             status=status,
-            reason=f"server error {status}",
+            reason="the server reported an error mid-stream",
         )
-    if status in (401, 403):
-        return ErrorClass(
-            kind="auth",
-            fallback=True,
-            status=status,
-            reason="authentication failed" if status == 401 else "permission denied",
-        )
-    if status == 402:
-        return ErrorClass(kind="quota", fallback=True, status=status, reason="quota exhausted")
-    if status == 404:
-        return ErrorClass(
-            kind="not_found", fallback=True, status=status, reason="model or endpoint not found"
-        )
-    if status == 413:
-        return ErrorClass(kind="context_overflow", status=status, reason="request too large")
-    if status is not None and 400 <= status < 500:
-        return ErrorClass(kind="bad_request", status=status, reason=f"bad request ({status})")
-    return ErrorClass(
-        kind="transient",
-        retryable=True,
-        fallback=True,
-        status=status,
-        reason="the server reported an error mid-stream",
-    )
+    if error_class.kind == "rate_limit" and reason:
+        return error_class.model_copy(update={"reason": f"rate limited ({reason})"})
+    if error_class.kind == "not_found":
+        return error_class.model_copy(update={"reason": "model or endpoint not found"})
+    if error_class.kind == "overloaded":
+        return error_class.model_copy(update={"reason": "the server is overloaded"})
+    return error_class
 
 
 def retry_after_from(headers: Mapping[str, str]) -> float | None:
