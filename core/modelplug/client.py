@@ -12,7 +12,6 @@ import logging
 import sys
 import threading
 import weakref
-from collections import deque
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -483,37 +482,48 @@ class Client:
 
     def _iterate_here(self, make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
         loop = self._loop()
-        ready: deque[T] = deque()
-        waiter: list[asyncio.Future[None] | None] = [None]
+        ready: list[T] = []
+        # Holds the future the consumer waits on, only while it waits: the pump's check
+        # per event is then one truth test.
+        waiting: list[asyncio.Future[None]] = []
         outcome: list[BaseException | None] = [None]
         finished = [False]
 
+        def wake() -> None:
+            future = waiting.pop()
+            if not future.done():
+                future.set_result(None)
+
         async def pump() -> None:
+            append = ready.append
             try:
                 async for item in make():
-                    ready.append(item)
-                    current = waiter[0]
-                    if current is not None and not current.done():
-                        current.set_result(None)
+                    append(item)
+                    if waiting:
+                        wake()
             except BaseException as exc:
                 outcome[0] = exc
             finally:
                 finished[0] = True
-                current = waiter[0]
-                if current is not None and not current.done():
-                    current.set_result(None)
+                if waiting:
+                    wake()
 
         task = loop.create_task(pump())
 
         def generate() -> Iterator[T]:
             try:
                 while True:
-                    while ready:
-                        yield ready.popleft()
+                    if ready:
+                        # Hand over everything the last network read produced; the loop
+                        # is stopped meanwhile, so nothing is appended while we yield.
+                        batch = ready.copy()
+                        ready.clear()
+                        yield from batch
+                        continue
                     if finished[0]:
                         break
                     future: asyncio.Future[None] = loop.create_future()
-                    waiter[0] = future
+                    waiting.append(future)
                     loop.run_until_complete(future)
                 error = outcome[0]
                 if error is not None:
