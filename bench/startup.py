@@ -6,7 +6,10 @@ Time is measured inside the process around the import and calls; peak RSS is the
 process's maximum resident set. Targets on a 2-core machine: <= 0.35 s, <= 50 MB, and
 <= 5% of litellm's import time.
 
-    python bench/startup.py [--runs 7] [--peers-python PATH]
+    python bench/startup.py [--runs 7] [--peers-python PATH] [--instructions]
+
+``--instructions`` also counts each case's instructions under valgrind's callgrind
+(less the empty interpreter's), which, unlike time on a shared machine, is repeatable.
 
 litellm and llm pull in the old httpx and much else, so they are best kept out of the
 project's environment: ``--peers-python`` names another interpreter that has them
@@ -68,6 +71,36 @@ def measure(body: str, runs: int, python: str = sys.executable) -> dict[str, obj
     }
 
 
+def count_instructions(body: str, python: str) -> int:
+    """Instructions the case executes, counted by callgrind (one run)."""
+    import re
+    import shutil
+
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "MODELPLUG_CONFIG": os.path.join(home, "none.toml")}
+        out = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={home}/out",
+                python,
+                "-c",
+                body,
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=home,
+            check=True,
+        )
+    match = re.search(r"Collected : (\d+)", out.stderr)
+    if match is None:
+        raise SystemExit(f"callgrind printed no count:\n{out.stderr[-2000:]}")
+    return int(match.group(1))
+
+
 def _has(python: str, module: str) -> bool:
     probe = f"import importlib.util, sys; sys.exit(importlib.util.find_spec({module!r}) is None)"
     return subprocess.run([python, "-c", probe], capture_output=True).returncode == 0
@@ -77,6 +110,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--peers-python", help="an interpreter that has litellm and llm")
+    parser.add_argument(
+        "--instructions", action="store_true", help="also count instructions (callgrind)"
+    )
     args = parser.parse_args()
     version = sys.version.split()[0]
     print(f"python {version} on {os.cpu_count()} cores, {args.runs} cold runs each (median)\n")
@@ -90,8 +126,17 @@ def main() -> int:
                 print(f"{name:<44} skipped: {module} is not installed (see --peers-python)")
                 continue
         measured[name] = result = measure(body, args.runs, python)
+        if args.instructions:
+            result["instructions"] = count_instructions(body, python) - count_instructions(
+                "pass", python
+            )
         heavy = f"  heavy modules: {', '.join(result['heavy'])}" if result["heavy"] else ""
-        print(f"{name:<44} {result['seconds']:.3f} s  {result['rss_mb']:.1f} MB peak RSS{heavy}")
+        counted = result.get("instructions")
+        extra = f"  {counted / 1e6:,.0f} M instructions" if counted else ""
+        print(
+            f"{name:<44} {result['seconds']:.3f} s  {result['rss_mb']:.1f} MB peak RSS"
+            f"{extra}{heavy}"
+        )
     ours = measured["modelplug (import + Client() + resolve())"]
     print()
     print(f"target: modelplug <= 0.35 s -> {'ok' if ours['seconds'] <= 0.35 else 'MISSED'}")
@@ -103,6 +148,9 @@ def main() -> int:
             ratio = float(ours["seconds"]) / float(measured[peer]["seconds"])  # type: ignore[arg-type]
             note = " (target <= 5%)" if peer.startswith("litellm") else ""
             print(f"ratio modelplug / {peer.split()[0]}: {ratio:.1%}{note}")
+            if "instructions" in ours and "instructions" in measured[peer]:
+                counted = float(ours["instructions"]) / float(measured[peer]["instructions"])  # type: ignore[arg-type]
+                print(f"  in instructions: {counted:.1%}")
     return 0
 
 
