@@ -324,3 +324,20 @@ def test_fake_model_plays_its_script(make_client: Any) -> None:
 
     with pytest.raises(ScriptExhaustedError, match="no step left"):
         client.complete("fake/a", "z")
+
+
+def test_unregistered_plugin_leaves_the_listing_and_the_hooks(make_client: Any) -> None:
+    lab = LabProvider()
+    client: Client = make_client(lab)
+    assert "lab" in client.providers()
+    client.unregister(lab)
+    assert "lab" not in client.providers()
+    assert all(p.name != "lab" for p in client.plugins())
+
+
+def test_register_plugin_fixture_registers_for_one_test(
+    modelplug_client: Client, register_plugin: Any
+) -> None:
+    lab = register_plugin(LabProvider())
+    assert modelplug_client.complete("lab/m", "hi").text == "lab:hi"
+    assert modelplug_client.host.pm.is_registered(lab)

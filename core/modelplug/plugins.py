@@ -197,8 +197,9 @@ class PluginHost:
 
     def remove(self, plugin: object) -> None:
         """Unregister a plugin object."""
+        name = self.pm.get_name(plugin)
         self.pm.unregister(plugin)
-        self.infos = [i for i in self.infos if i.name != self.pm.get_name(plugin)]
+        self.infos = [i for i in self.infos if i.name != name]
 
     def _register(self, plugin: object, name: str, info: PluginInfo) -> None:
         if self.pm.has_plugin(name):

@@ -14,7 +14,7 @@ import stat
 import tomllib
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -570,10 +570,3 @@ def load_settings(
     if explicit:
         layers.append(Layer("explicit", None, dict(explicit)))
     return Settings(layers, user_path=user, project_dir=found_dir, environ=env)
-
-
-@dataclass
-class ToggleDecision:
-    enabled: bool
-    reason: str = "enabled by default"
-    sources: list[str] = field(default_factory=list)

@@ -8,6 +8,7 @@ provides these fixtures:
 - ``make_client(*plugins, entry_points=False, config=None, **kwargs)``: an isolated
   Client (no installed plugin unless ``entry_points=True`` or named in ``plugins``).
 - ``modelplug_client``: ``make_client()`` with nothing but core's built-ins.
+- ``register_plugin(obj)``: register a plugin on ``modelplug_client`` for one test.
 - ``fake_model``: a :class:`FakeModel` already registered on ``modelplug_client``.
 - ``wire_server``: a started :class:`WireServer` on 127.0.0.1.
 

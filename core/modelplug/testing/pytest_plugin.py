@@ -64,6 +64,23 @@ def modelplug_client(make_client: MakeClient) -> Client:
 
 
 @pytest.fixture
+def register_plugin(modelplug_client: Client) -> Iterator[Callable[[object], object]]:
+    """``register_plugin(obj)`` registers a plugin on ``modelplug_client`` for this test
+    and unregisters it afterwards (returns ``obj``)."""
+    registered: list[object] = []
+
+    def register(plugin: object) -> object:
+        modelplug_client.register(plugin)
+        registered.append(plugin)
+        return plugin
+
+    yield register
+    for plugin in registered:
+        if modelplug_client.host.pm.is_registered(plugin):
+            modelplug_client.unregister(plugin)
+
+
+@pytest.fixture
 def fake_model(modelplug_client: Client) -> FakeModel:
     """A FakeModel with an empty script, registered on ``modelplug_client``; add steps
     with ``fake_model.add(text("hi"))`` and call ``fake/any-model``."""
