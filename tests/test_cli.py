@@ -106,3 +106,19 @@ def test_plugins_lists_builtins_with_all(
     code, out, _ = run(["plugins", "--all"], capsys)
     assert code == 0
     assert "echo" in out and "builtin" in out and "hooks: providers, resolve, stream" in out
+
+
+def test_a_closed_pipe_ends_the_command_quietly(modelplug_config_dir: Path) -> None:
+    import subprocess
+    import sys
+
+    # What `modelplug plugins --all | head -1` does: the reader is gone before we write.
+    script = "import time; time.sleep(0.3); from modelplug.cli import main; raise SystemExit(main(['plugins', '--all']))"
+    process = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 0
+    assert "Traceback" not in err and "BrokenPipe" not in err

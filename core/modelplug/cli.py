@@ -95,6 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         code: int = args.handler(args, client)
+        sys.stdout.flush()  # a closed pipe shows here, where it is handled
         return code
     except RequestError as exc:
         print(f"modelplug: {exc}", file=sys.stderr)
@@ -105,6 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("modelplug: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`modelplug plugins | head`): stop quietly, and keep the
+        # interpreter from failing again while it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     finally:
         try:
             client.close()
