@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+import warnings
 import weakref
 from collections.abc import (
     AsyncIterator,
@@ -157,8 +158,6 @@ class Client:
         known |= {normalize_plugin_name(p.name) for p in self.host.infos}
         for section in self.settings.options:
             if section not in known:
-                import warnings
-
                 warnings.warn(
                     f"unknown settings section [{section}]: no installed plugin is named "
                     f"{section!r} (installed: {', '.join(sorted(known))})",
@@ -201,16 +200,9 @@ class Client:
                         "provider/model spec, never another role"
                     )
                 role = current
-                target = roles.get(current)
-                if target is None:
-                    # An unset role is the default model.
-                    target = self.default_model or self.settings.model or self.choose_model()
-                if target in roles or target in BUILTIN_ROLES:
-                    raise ModelplugError(
-                        f"the role {current!r} names the role {target!r}; a role must name "
-                        "a provider/model spec, never another role"
-                    )
-                current = target
+                # An unset role is the default model. A role naming a role is caught by
+                # the check above on the next turn.
+                current = roles.get(current) or self.choose_model()
                 continue
             if current in aliases:
                 current = aliases[current]
@@ -363,7 +355,7 @@ class Client:
                     event = event.model_copy(update={"message": redact(event.message)})  # type: ignore[union-attr]
                 yield event
         except ModelError as exc:
-            if exc.partial is None and (text or thought):
+            if exc.partial is None:
                 exc.partial = _partial(route, text, thought)
             raise
         except (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt):
@@ -377,7 +369,7 @@ class Client:
             if isinstance(partial, Message):
                 partial = Response(message=partial, stop_reason="other", model=route.name)
             if not isinstance(partial, Response):
-                partial = _partial(route, text, thought) if (text or thought) else None
+                partial = _partial(route, text, thought)
             message = describe_error(exc, error_class)
             raise ModelError(
                 message, error_class=error_class, route=route, partial=partial
@@ -393,7 +385,7 @@ class Client:
                 f"the {route.provider} plugin ended its stream without a Done event",
                 error_class=ErrorClass(kind="other", reason="stream ended early"),
                 route=route,
-                partial=_partial(route, text, thought) if (text or thought) else None,
+                partial=_partial(route, text, thought),
             )
 
     def _finish(self, route: Route, response: Response) -> Response:
@@ -428,13 +420,8 @@ class Client:
         """
         response: Response | None = None
         async for event in self.astream(spec, request, **fields):
-            if isinstance(event, Done):
-                response = event.response
-            elif on_event is not None:
-                on_event(event)
-            elif isinstance(event, Notice):
-                log.warning("%s", event.message)
-        assert response is not None  # _guard guarantees exactly one Done
+            response = _dispatch(event, on_event) or response
+        assert response is not None  # astream ends with exactly one Done or raises
         return response
 
     # -- sync facades ----------------------------------------------------------------
@@ -456,12 +443,7 @@ class Client:
         """The sync form of :meth:`acomplete`."""
         response: Response | None = None
         for event in self.stream(spec, request, **fields):
-            if isinstance(event, Done):
-                response = event.response
-            elif on_event is not None:
-                on_event(event)
-            elif isinstance(event, Notice):
-                log.warning("%s", event.message)
+            response = _dispatch(event, on_event) or response
         assert response is not None
         return response
 
@@ -630,5 +612,20 @@ def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
         loop.close()
 
 
-def _partial(route: Route, text: list[str], thought: list[str]) -> Response:
+def _partial(route: Route, text: list[str], thought: list[str]) -> Response | None:
+    """What the stream showed before it failed, or None when it showed nothing."""
+    if not text and not thought:
+        return None
     return Response.partial(route.name, "".join(text), "".join(thought))
+
+
+def _dispatch(event: Event, on_event: EventCallback | None) -> Response | None:
+    """One event of complete()/acomplete(): the Response of a Done; any other event to
+    ``on_event``, or a notice to the log when there is no callback."""
+    if isinstance(event, Done):
+        return event.response
+    if on_event is not None:
+        on_event(event)
+    elif isinstance(event, Notice):
+        log.warning("%s", event.message)
+    return None

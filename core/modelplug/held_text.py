@@ -36,11 +36,6 @@ class HeldText:
         self._gen = self._run()
         next(self._gen)
 
-    @property
-    def text(self) -> str:
-        """All the text received so far."""
-        return self._text
-
     def _parse(self, text: str, final: bool) -> ParsedText | None:
         result: ParsedText | None = self._hook.modelplug_parse_text_tool_calls(
             text=text, tools=self._tools, mode=self._mode, final=final, state=self._state

@@ -238,9 +238,6 @@ class PluginHost:
 
     # -- queries -----------------------------------------------------------------------
 
-    def plugin_named(self, name: str) -> object | None:
-        return self.pm.get_plugin(name)
-
     def hook_excluding(self, hook_name: str, plugins: Sequence[object]) -> Any:
         """A caller for one hook that skips ``plugins`` (pluggy's subset_hook_caller)."""
         return self.pm.subset_hook_caller(hook_name, remove_plugins=list(plugins))
