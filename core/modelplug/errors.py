@@ -215,6 +215,11 @@ def class_for_status(
     before looking at connection errors.
     """
     lowered = text.lower()
+    if status is not None and 300 <= status < 400:
+        # Redirects are not followed: a base URL that redirects is a setting to fix.
+        return ErrorClass(
+            kind="other", fallback=True, status=status, reason=f"redirected ({status})"
+        )
     if status in (None, 400, 413, 422) and any(p in lowered for p in CONTEXT_PHRASES):
         return ErrorClass(
             kind="context_overflow",

@@ -82,6 +82,18 @@ def _server_message(body: Any) -> str:
     return str(body or "").strip()[:500]
 
 
+def _error_type(body: Any) -> str | None:
+    """The error's ``type`` (or a string ``code``) as OpenAI-style bodies carry it."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return None
+    for key in ("type", "code"):
+        value = error.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
 def backpressure_text(headers: Mapping[str, str], body: Any) -> str:
     """A fair-share proxy's queue shape (seed 004 Backpressure) as a phrase, or ""."""
     lower = {k.lower(): v for k, v in headers.items()}
@@ -119,12 +131,19 @@ def backpressure_text(headers: Mapping[str, str], body: Any) -> str:
 
 
 def class_for_status(
-    status: int | None, text: str, retry_after: float | None, reason: str = ""
+    status: int | None,
+    text: str,
+    retry_after: float | None,
+    reason: str = "",
+    error_type: str | None = None,
 ) -> ErrorClass:
-    """The ErrorClass of an HTTP status and the server's message (core's table), with a
-    fair-share proxy's queue in a rate limit's reason. An error event without a status
-    in the middle of a stream is the server failing: transient."""
-    error_class = core_class_for_status(status, text=text, retry_after=retry_after)
+    """The ErrorClass of an HTTP status, the error's ``type`` and the server's message
+    (core's table), with a fair-share proxy's queue in a rate limit's reason. An error
+    event without a status or a known type in the middle of a stream is the server
+    failing: transient."""
+    error_class = core_class_for_status(
+        status, error_type=error_type, text=text, retry_after=retry_after
+    )
     if error_class is None:
         return ErrorClass(
             kind="transient",
@@ -170,7 +189,7 @@ def http_error(
     message = _server_message(body)
     retry_after = retry_after_from(headers)
     queue = backpressure_text(headers, body) if status == 429 else ""
-    error_class = class_for_status(status, message, retry_after, queue)
+    error_class = class_for_status(status, message, retry_after, queue, _error_type(body))
     where = f"{route.provider} answered {status}" if status else f"{route.provider} failed"
     text = f"{where}: {message}" if message else where
     if error_class.kind == "context_overflow":

@@ -170,7 +170,10 @@ def build_body(request: Request, route: Route) -> dict[str, Any]:
             body["tool_choice"] = _tool_choice(request.tool_choice)
     if request.max_tokens is not None:
         # OpenAI's own API refuses max_tokens for its reasoning models.
-        key = "max_completion_tokens" if route.provider == "openai" else "max_tokens"
+        to_openai = route.provider == "openai" or "api.openai.com" in (
+            route.endpoint.base_url or ""
+        )
+        key = "max_completion_tokens" if to_openai else "max_tokens"
         body[key] = request.max_tokens
     if request.stop:
         body["stop"] = list(request.stop)

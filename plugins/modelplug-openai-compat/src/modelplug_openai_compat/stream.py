@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from modelplug.errors import ErrorClass
 from modelplug.held_text import HeldText
+from modelplug.redact import redact
 from modelplug.types import (
     Block,
     Done,
@@ -99,6 +100,7 @@ class Accumulator:
         self.thinking: list[str] = []
         self.thinking_field: str | None = None
         self.calls: dict[int, _Call] = {}
+        self._moved: dict[int, int] = {}  # the server's index -> where its call now lives
         self.refusal: list[str] = []
         self.finish_reason: str | None = None
         self.usage_raw: Any = None
@@ -178,15 +180,23 @@ class Accumulator:
                 continue
             function = item.get("function") or {}
             index = item.get("index")
-            if not isinstance(index, int) or isinstance(index, bool):
+            numbered = isinstance(index, int) and not isinstance(index, bool)
+            if numbered:
+                index = self._moved.get(index, index)
+            else:
                 # No index (Ollama): order of appearance. A fragment that names a call
                 # starts a new one unless it repeats a known id.
                 index = self._index_by_appearance(item.get("id"), function.get("name"))
             call_id = item.get("id")
             call = self.calls.get(index)
             if call is not None and call_id and call.id not in (None, call_id) and call.name:
-                # A server that numbers every call 0 but names each with its own id.
-                index = max(self.calls) + 1
+                # A server that numbers every call 0 but names each with its own id: the
+                # new call gets a fresh slot, and later fragments under the server's
+                # index (which carry no id) follow it there.
+                moved = max(self.calls) + 1
+                if numbered:
+                    self._moved[item["index"]] = moved
+                index = moved
                 call = None
             if call is None:
                 call = self.calls[index] = _Call(index)
@@ -338,7 +348,7 @@ async def stream_chat(
             route=route,
         ) from None
     try:
-        if response.status_code >= 400:
+        if response.status_code >= 300:
             try:
                 error_body = await response.aread()
             except httpx2.HTTPError:
@@ -510,7 +520,7 @@ def _data_of(event: str) -> str | None:
 
 def _malformed(route: Route, raw: str, acc: Accumulator) -> StreamBrokenError:
     return StreamBrokenError(
-        f"{route.provider} sent an event that is not a JSON object: {raw.strip()[:200]!r}",
+        f"{route.provider} sent an event that is not a JSON object: {redact(raw.strip())[:200]!r}",
         error_class=ErrorClass(
             kind="transient", retryable=True, fallback=True, reason="malformed stream event"
         ),
