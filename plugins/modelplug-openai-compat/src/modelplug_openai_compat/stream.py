@@ -179,10 +179,11 @@ class Accumulator:
             if not isinstance(item, Mapping):
                 continue
             function = item.get("function") or {}
-            index = item.get("index")
-            numbered = isinstance(index, int) and not isinstance(index, bool)
+            given = item.get("index")
+            numbered = isinstance(given, int) and not isinstance(given, bool)
+            index: int
             if numbered:
-                index = self._moved.get(index, index)
+                index = self._moved.get(given, given)
             else:
                 # No index (Ollama): order of appearance. A fragment that names a call
                 # starts a new one unless it repeats a known id.
@@ -195,7 +196,7 @@ class Accumulator:
                 # index (which carry no id) follow it there.
                 moved = max(self.calls) + 1
                 if numbered:
-                    self._moved[item["index"]] = moved
+                    self._moved[given] = moved
                 index = moved
                 call = None
             if call is None:
