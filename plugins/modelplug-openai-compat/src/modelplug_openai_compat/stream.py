@@ -180,10 +180,12 @@ class Accumulator:
                 continue
             function = item.get("function") or {}
             given = item.get("index")
-            numbered = isinstance(given, int) and not isinstance(given, bool)
+            numbered: int | None = (
+                given if isinstance(given, int) and not isinstance(given, bool) else None
+            )
             index: int
-            if numbered:
-                index = self._moved.get(given, given)
+            if numbered is not None:
+                index = self._moved.get(numbered, numbered)
             else:
                 # No index (Ollama): order of appearance. A fragment that names a call
                 # starts a new one unless it repeats a known id.
@@ -195,8 +197,8 @@ class Accumulator:
                 # new call gets a fresh slot, and later fragments under the server's
                 # index (which carry no id) follow it there.
                 moved = max(self.calls) + 1
-                if numbered:
-                    self._moved[given] = moved
+                if numbered is not None:
+                    self._moved[numbered] = moved
                 index = moved
                 call = None
             if call is None:
