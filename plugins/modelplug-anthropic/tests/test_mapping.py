@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from modelplug.client import Client
+from modelplug.errors import RequestError
 from modelplug.testing import WireServer, load_recording
 from modelplug.types import (
     Endpoint,
@@ -426,3 +427,18 @@ def test_usage_counts_are_taken_as_reported(inp: int, out: int, read: int, write
     got = from_wire_message({"content": [], "usage": usage}, "anthropic/m").usage
     assert got.total_input == inp + read + write
     assert got.output == out
+
+
+def test_a_thinking_budget_never_pushes_max_tokens_past_the_model_limit() -> None:
+    ask = Request(
+        messages=[Message(role="user", content="q")],
+        thinking=ThinkingRequest(budget_tokens=60_000),
+        max_tokens=1000,
+    )
+    assert (
+        to_wire_params(ask, route("claude-opus-4-6", max_output_tokens=64_000))["max_tokens"]
+        == 64_000
+    )
+    too_big = ask.model_copy(update={"thinking": ThinkingRequest(budget_tokens=64_000)})
+    with pytest.raises(RequestError, match="budget_tokens 64000 leaves no room"):
+        to_wire_params(too_big, route("claude-opus-4-6", max_output_tokens=64_000))

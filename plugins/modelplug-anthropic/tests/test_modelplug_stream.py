@@ -480,3 +480,14 @@ def test_modelplug_stream_dropped_connection_is_transient_and_keeps_partial(
     assert caught.value.kind == "transient" and caught.value.retryable
     assert caught.value.partial is not None
     assert caught.value.partial.text == "Hello"
+
+
+def test_modelplug_stream_a_redirect_is_not_followed(
+    claude_client: Callable[..., Client], wire_server: WireServer
+) -> None:
+    # Following it would carry x-api-key to wherever the server points.
+    wire_server.add(b"", status=307, headers={"location": f"{wire_server.url}/elsewhere"})
+    client = claude_client()
+    with pytest.raises(ModelError):
+        client.complete("anthropic/claude-sonnet-4-6", "hi")
+    assert [r.path for r in wire_server.requests] == ["/v1/messages"]

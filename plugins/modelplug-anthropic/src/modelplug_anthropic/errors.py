@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from modelplug.builtin.classify import retry_after_of
-from modelplug.errors import CONTEXT_PHRASES, ErrorClass, class_for_status
+from modelplug.errors import ErrorClass, class_for_status
 
 __all__ = ["BatchResultError", "ResponseStartTimeout", "classify"]
 
@@ -76,23 +76,11 @@ def _status_error(error: Any) -> ErrorClass:
 
 def _batch_error(error: BatchResultError) -> ErrorClass:
     if error.result == "errored":
-        if error.type in ("overloaded_error", "api_error"):
-            return ErrorClass(
-                kind="overloaded" if error.type == "overloaded_error" else "transient",
-                retryable=True,
-                fallback=True,
-                reason=f"the batch request failed: {error.type}",
-            )
-        if error.type == "invalid_request_error" and any(
-            p in _text(error) for p in CONTEXT_PHRASES
-        ):
-            return ErrorClass(
-                kind="context_overflow",
-                reason="the prompt is longer than the model's context window",
-            )
-        if error.type == "invalid_request_error":
-            return ErrorClass(kind="bad_request", reason="the batch request was invalid")
-        return ErrorClass(kind="other", reason=f"the batch request failed: {error.type}")
+        found = class_for_status(None, error_type=error.type, text=_text(error))
+        if found is None:
+            kind = "bad_request" if error.type == "invalid_request_error" else "other"
+            return ErrorClass(kind=kind, reason=f"the batch request failed: {error.type}")
+        return found.model_copy(update={"reason": f"the batch request failed: {found.reason}"})
     if error.result == "expired":
         # The batch ran out of time (24 h); another model may still answer now.
         return ErrorClass(kind="other", fallback=True, reason="the batch request expired")

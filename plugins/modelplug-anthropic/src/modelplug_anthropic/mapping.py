@@ -19,6 +19,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from modelplug.errors import RequestError
 from modelplug.replay import is_replayable
 from modelplug.types import (
     Block,
@@ -263,6 +264,15 @@ def _max_tokens(request: Request, route: Route, thinking: bool) -> int:
         budget = request.thinking.budget_tokens if request.thinking is not None else None
         if budget is not None and value <= budget:
             value = budget + THINKING_MIN_TOKENS
+            if limit is not None and value > limit:
+                # The API refuses max_tokens above the model's output limit; the budget
+                # must leave room below it for the answer.
+                if budget >= limit:
+                    raise RequestError(
+                        f"thinking budget_tokens {budget} leaves no room for an answer within "
+                        f"{route.name}'s output limit of {limit} tokens; lower it"
+                    )
+                value = limit
     return value
 
 

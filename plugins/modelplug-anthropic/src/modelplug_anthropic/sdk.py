@@ -78,7 +78,9 @@ def make_http_client(limits: Limits) -> httpx2.AsyncClient:
     return httpx2.AsyncClient(
         timeout=http_timeout(limits),
         limits=httpx2.Limits(max_connections=100, max_keepalive_connections=20),
-        follow_redirects=True,
+        # Never follow a redirect: it would carry x-api-key and the user's headers to
+        # wherever the server points (httpx2 strips only Authorization off-host).
+        follow_redirects=False,
     )
 
 

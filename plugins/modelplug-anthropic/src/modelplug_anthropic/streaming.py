@@ -77,7 +77,7 @@ async def stream_messages(
                 delta = event.delta
                 if delta.type == "text_delta":
                     if delta.text:
-                        yield TextDelta(text=delta.text)
+                        yield TextDelta.of(delta.text)
                 elif delta.type == "thinking_delta" and delta.thinking and not hide:
                     yield ThinkingDelta(text=delta.thinking)
             elif kind == "content_block_start":
