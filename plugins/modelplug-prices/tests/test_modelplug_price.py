@@ -242,3 +242,14 @@ def test_modelplug_price_source_names_live_data_when_it_is_in_use(client):
     assert (
         cost.source == f"genai-prices {genai_version()} (data live, fetched 2026-11-30 00:12 UTC)"
     )
+
+
+def test_modelplug_price_a_user_named_provider_is_priced_as_its_type(client: Client) -> None:
+    from modelplug.settings import load_settings
+    from modelplug.types import Endpoint, Route
+
+    settings = load_settings(user_path="/nonexistent/none.toml", use_project=False)
+    work = Route(provider="work", model="claude-sonnet-4-5", endpoint=Endpoint(type="anthropic"))
+    usage = Usage(input=700, cache_read=200, cache_write=100, output=500)
+    cost = modelplug_prices.modelplug_price(work, usage, 1.0, settings)
+    assert cost is not None and cost.amount == Decimal("0.010035")

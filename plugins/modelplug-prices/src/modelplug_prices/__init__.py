@@ -28,7 +28,12 @@ def modelplug_price(
     from .live import start_if_wanted
 
     start_if_wanted(settings)
-    return price_usage(route.provider, route.model, usage, price_factor)
+    cost = price_usage(route.provider, route.model, usage, price_factor)
+    if cost is None and route.endpoint.type != route.provider:
+        # A provider the user named (``[providers.work] type = "anthropic"``) is priced
+        # as the vendor its type names.
+        cost = price_usage(route.endpoint.type, route.model, usage, price_factor)
+    return cost
 
 
 @hookimpl(trylast=True)

@@ -64,8 +64,10 @@ def start_if_wanted(settings: Settings) -> bool:
     """Start live updates if the settings turn them on and they are not running yet.
     Returns True when this call started them."""
     global _updater
+    if _updater is not None:
+        return False
     interval = live_options(settings)
-    if interval is None or _updater is not None:
+    if interval is None:
         return False
     _updater = start_updater(interval)
     return True
