@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from modelplug.errors import ModelError
 from modelplug.testing import FakeModel, text
 from modelplug.types import Notice
 from modelplug_fallback.cooldowns import SHARED, CooldownStore, MemoryCooldowns
@@ -226,3 +227,21 @@ def test_memory_cooldowns_never_shorten_and_forget_when_done() -> None:
     table.mark("p/m", 10)
     table.clear("p/m")
     assert table.remaining("p/m") == 0
+
+
+def test_modelplug_stream_reports_each_unusable_fallback_once_when_the_cooling_model_fails(
+    client_with: Any, clock: Any, store: Any, kit: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KEYED_API_KEY", raising=False)
+    first = FakeModel([kit.rate_limited(), kit.rate_limited()], provider="a")
+    client = client_with(
+        first, kit.KeyedProvider(), config={"fallbacks": {"a/m": ["keyed/k"]}}, options=NO_RETRIES
+    )
+    store.mark("a/m", 60)  # cooling, and its only fallback cannot be built
+    seen: list[Notice] = []
+    with pytest.raises(ModelError, match="rate limited"):
+        client.complete(
+            "a/m", "hi", on_event=lambda e: seen.append(e) if isinstance(e, Notice) else None
+        )
+    reports = " ".join(n.message for n in seen)
+    assert reports.count("skipped keyed/k") == 1

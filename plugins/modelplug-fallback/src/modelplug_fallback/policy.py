@@ -243,6 +243,9 @@ class _Call:
             # A model that failed lately is skipped silently while another can answer.
             chosen = self.pick(1)
         if chosen is None:
+            # Nothing else could answer: the asked model is tried after all, and the
+            # candidates found unusable will be met (and reported) again if it fails.
+            self.skipped = []
             self.tried.append(current.name)
             self.tried_cooling = policy.store.remaining(current.name) > 0
         else:
