@@ -356,7 +356,8 @@ class Client:
                 yield event
         except ModelError as exc:
             if exc.partial is None:
-                exc.partial = _partial(route, text, thought)
+                # Named for the model that failed (a fallback's), not the one asked.
+                exc.partial = _partial(exc.route or route, text, thought)
             raise
         except (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt):
             raise
