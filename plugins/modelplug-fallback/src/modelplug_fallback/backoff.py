@@ -15,8 +15,11 @@ class Wait:
     """One wait: its length, whether the server asked for it, and what it asked."""
 
     delay: float
-    server_asked: bool
     asked: float | None = None
+
+    @property
+    def server_asked(self) -> bool:
+        return self.asked is not None
 
 
 def retry_wait(
@@ -33,7 +36,7 @@ def retry_wait(
     do not retry in lockstep.
     """
     if retry_after is not None:
-        return Wait(min(retry_after, options.max_retry_after), True, retry_after)
+        return Wait(min(retry_after, options.max_retry_after), retry_after)
     base = min(options.max_backoff, options.backoff * 2 ** (retry - 1))
     slack = options.jitter * (2 * random() - 1)
-    return Wait(max(0.0, base * (1 + slack)), False)
+    return Wait(max(0.0, base * (1 + slack)))

@@ -29,8 +29,8 @@ def _seconds(value: float) -> str:
 
 def retry_wait(model: str, error_class: ErrorClass, retry: int, retries: int, wait: Wait) -> Notice:
     asked = ""
-    if wait.server_asked:
-        asked = " (the server asked for " + _seconds(wait.asked or 0.0)
+    if wait.asked is not None:
+        asked = " (the server asked for " + _seconds(wait.asked)
         asked += ")" if wait.asked == wait.delay else f"; capped to {_seconds(wait.delay)})"
     message = (
         f"{model}: {describe(error_class)}; retry {retry} of {retries} in "
