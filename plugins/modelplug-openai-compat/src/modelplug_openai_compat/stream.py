@@ -40,7 +40,7 @@ from modelplug.types import (
 from .errors import StreamBrokenError, UnreachableError, http_error
 from .http import shared_http
 from .loose_json import parse_arguments
-from .request import build_body
+from .request import REASONING_FIELDS, build_body
 from .usage import estimate_usage, parse_usage, rate_limit_headers, server_cost
 
 if TYPE_CHECKING:
@@ -75,7 +75,6 @@ KNOWN_FIELDS = frozenset(
     }
 )
 PLAIN_DELTA = frozenset({"role", "content"})
-REASONING_KEYS = ("reasoning_content", "reasoning")
 
 
 class _Call:
@@ -147,7 +146,7 @@ class Accumulator:
 
     def delta(self, delta: Mapping[str, Any]) -> list[Event]:
         events: list[Event] = []
-        for key in REASONING_KEYS:
+        for key in REASONING_FIELDS:
             piece = delta.get(key)
             if isinstance(piece, str) and piece:
                 self.thinking_field = self.thinking_field or key
