@@ -83,7 +83,7 @@ def decode_json_values(text: str) -> list[Any]:
     return values
 
 
-def _names_hint(names: Sequence[str]) -> str:
+def names_hint(names: Sequence[str]) -> str:
     shown = ", ".join(sorted(names)[:10])
     more = "" if len(names) <= 10 else f" and {len(names) - 10} more"
     return f"this request's tools are {shown}{more}"
@@ -104,7 +104,7 @@ def _one_call(obj: Any, names: frozenset[str]) -> Call:
     if not isinstance(name, str):
         raise NotACall(f"a call's name must be a string, not {_kind(name)}")
     if name not in names:
-        raise NotACall(f"unknown tool {name!r}; {_names_hint(tuple(names))}")
+        raise NotACall(f"unknown tool {name!r}; {names_hint(tuple(names))}")
     arguments = obj[present[0]]
     if not isinstance(arguments, dict):
         raise NotACall(f"the arguments of {name!r} must be a JSON object, not {_kind(arguments)}")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from .calls import Call
+from .calls import Call, names_hint
 from .errors import HeredocError, HeredocTruncatedError
 from .loose_json import LooseHeredocReader, check_strict
 from .units import Finished, Rejected, Step
@@ -131,8 +131,7 @@ class HeredocUnit:
         if not self._name:
             return Rejected(newline, self._problem("no tool name"))
         if self._name not in self._names:
-            shown = ", ".join(sorted(self._names)[:10])
-            why = f"unknown tool; this request's tools are {shown}"
+            why = f"unknown tool; {names_hint(tuple(self._names))}"
             return Rejected(newline, self._problem(why))
         self._at = newline + 1
         self._state = "seek-object"
