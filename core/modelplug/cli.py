@@ -14,13 +14,15 @@ import warnings
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .client import Client
 from .errors import ModelplugError, RequestError
 from .redact import redact
 from .settings import ModelplugWarning, user_config_path
-from .types import Done, Notice, TextDelta, ThinkingDelta, ToolCallStart, Usage
+
+if TYPE_CHECKING:
+    from .types import Usage
 
 __all__ = ["build_parser", "main"]
 
@@ -122,6 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _chat(args: argparse.Namespace, client: Client) -> int:
+    # The event types (pydantic) are imported by the commands that call a model only.
+    from .types import Done, Notice, TextDelta, ThinkingDelta, ToolCallStart
+
     prompt = args.prompt
     if prompt is None or prompt == "-":
         if prompt is None and sys.stdin.isatty():
@@ -223,7 +228,7 @@ def _resolve(args: argparse.Namespace, client: Client) -> int:
         probed = client.probe(args.spec)
     data = route.public_dict()
     if args.probe:
-        data["probe"] = probed.model_dump(mode="json") if probed is not None else None
+        data["probe"] = probed.public_dict() if probed is not None else None
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -263,6 +268,8 @@ def _price(args: argparse.Namespace, client: Client) -> int:
         if getattr(args, name) < 0:
             print(f"modelplug: --{name.replace('_', '-')} must not be negative", file=sys.stderr)
             return 2
+    from .types import Usage
+
     route = client.resolve(args.spec)
     usage = Usage(
         input=args.input,

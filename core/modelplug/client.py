@@ -8,7 +8,7 @@ Jupyter cell) they run on a background thread instead, so they never deadlock.
 
 from __future__ import annotations
 
-import logging
+import dataclasses
 import sys
 import threading
 import warnings
@@ -25,20 +25,9 @@ from pathlib import Path
 from queue import Queue
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import ValidationError
-
-from .errors import (
-    ErrorClass,
-    ModelError,
-    ModelplugError,
-    NoProviderError,
-    RequestError,
-    UnknownProviderError,
-    describe_error,
-)
-from .held_text import HeldText
+from .errors import ErrorClass, ModelError, ModelplugError, NoProviderError, UnknownProviderError
 from .plugins import PluginHost, PluginInfo
-from .redact import redact
+from .routes import ModelInfo, Route
 from .settings import (
     BUILTIN_ROLES,
     ModelplugWarning,
@@ -46,36 +35,22 @@ from .settings import (
     load_settings,
     normalize_plugin_name,
 )
-from .types import (
-    Cost,
-    Done,
-    Event,
-    Message,
-    ModelInfo,
-    Notice,
-    Request,
-    RequestLike,
-    Response,
-    Route,
-    TextDelta,
-    ThinkingDelta,
-    ToolSpec,
-    Usage,
-)
 
 if TYPE_CHECKING:
     import asyncio
+
+    from .calls import EventCallback
+    from .held_text import HeldText
+    from .types import Cost, Event, Request, RequestLike, Response, ToolSpec, Usage
 else:
     from ._lazy import lazy_module
 
     # asyncio costs tens of milliseconds to import and is needed only once a call runs.
     asyncio = lazy_module("asyncio")
 
-__all__ = ["Client", "EventCallback"]
+__all__ = ["Client"]
 
-log = logging.getLogger("modelplug")
 T = TypeVar("T")
-EventCallback = Callable[[Event], None]
 ECHO_NOTE = (
     "modelplug: no model chosen, so the built-in echo model answers. Choose one with "
     '-m provider/model, MODELPLUG_MODEL, or model = "provider/model" in your settings.'
@@ -234,12 +209,13 @@ class Client:
             route.provider, route.model
         )
         if override is not None:
-            data = override.model_dump(exclude_none=True)
-            user_info = ModelInfo(**data)
-            if "price" in data:
+            user_info = ModelInfo(
+                **{f.name: getattr(override, f.name) for f in dataclasses.fields(override)}
+            )
+            if override.price is not None:
                 user_info.price_source = "settings"
             info = user_info.merged_over(info)
-        return route.model_copy(update={"info": info, "spec": asked, "role": role})
+        return dataclasses.replace(route, info=info, spec=asked, role=role)
 
     async def aprobe(self, spec: str | None = None) -> ModelInfo | None:
         """Ask the server behind a route what it actually serves (None: cannot probe)."""
@@ -293,6 +269,8 @@ class Client:
 
     def held_text(self, tools: list[ToolSpec], mode: str | None) -> HeldText:
         """A HeldText for one reply (see :mod:`modelplug.held_text`)."""
+        from .held_text import HeldText
+
         return HeldText(self.hook, tools, mode)
 
     def async_http(self, key: str, factory: Callable[[], T]) -> T:
@@ -308,19 +286,7 @@ class Client:
 
     # -- async API -------------------------------------------------------------------
 
-    def _request(self, request: RequestLike | None, fields: Mapping[str, Any]) -> Request:
-        try:
-            return Request.coerce(request if request is not None else "", **fields)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'request'}: {e['msg']}"
-                for e in exc.errors()
-            )
-            raise RequestError(f"invalid request: {problems}") from None
-        except (TypeError, ValueError) as exc:
-            raise RequestError(f"invalid request: {exc}") from None
-
-    async def astream(
+    def astream(
         self, spec: str | None = None, request: RequestLike | None = None, **fields: Any
     ) -> AsyncIterator[Event]:
         """Stream events: deltas, notices, then exactly one Done with the Response.
@@ -331,80 +297,10 @@ class Client:
         :raises RequestError: the request is invalid (before any network call).
         :raises ModelError: the call failed; carries the ErrorClass, route and partial.
         """
-        req = self._request(request, fields)
-        route = self.resolve(spec)
-        stream = self.open_stream(route, req)
-        # The guard lives inline (not in a nested generator): one async-generator layer
-        # less per event on the hot path. It keeps what was shown (for a partial
-        # Response), prices the Done, redacts notices and turns failures into ModelError.
-        text: list[str] = []
-        thought: list[str] = []
-        done = False
-        try:
-            async for event in stream:
-                kind = type(event)
-                if kind is TextDelta:
-                    text.append(event.text)  # type: ignore[union-attr]
-                elif kind is Done:
-                    yield Done(response=self._finish(route, event.response))  # type: ignore[union-attr]
-                    done = True
-                    break
-                elif kind is ThinkingDelta:
-                    thought.append(event.text)  # type: ignore[union-attr]
-                elif kind is Notice:
-                    event = event.model_copy(update={"message": redact(event.message)})  # type: ignore[union-attr]
-                yield event
-        except ModelError as exc:
-            if exc.partial is None:
-                # Named for the model that failed (a fallback's), not the one asked.
-                exc.partial = _partial(exc.route or route, text, thought)
-            raise
-        except (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt):
-            raise
-        except ModelplugError:
-            # A missing key, a bad setting, an exhausted script: not a model failure.
-            raise
-        except Exception as exc:
-            error_class = self.classify(exc, route)
-            partial = getattr(exc, "partial", None)
-            if isinstance(partial, Message):
-                partial = Response(message=partial, stop_reason="other", model=route.name)
-            if not isinstance(partial, Response):
-                partial = _partial(route, text, thought)
-            message = describe_error(exc, error_class)
-            raise ModelError(
-                message, error_class=error_class, route=route, partial=partial
-            ) from exc
-        finally:
-            # Close the provider's stream now, not at garbage collection: an abort must
-            # reach it while its HTTP client is still open (to cancel a batch, say).
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
-        if not done:
-            raise ModelError(
-                f"the {route.provider} plugin ended its stream without a Done event",
-                error_class=ErrorClass(kind="other", reason="stream ended early"),
-                route=route,
-                partial=_partial(route, text, thought),
-            )
+        from .calls import guarded_stream
 
-    def _finish(self, route: Route, response: Response) -> Response:
-        answered = response.model or route.name
-        updates: dict[str, Any] = {"model": answered}
-        if response.message.model is None:
-            updates["message"] = response.message.model_copy(update={"model": answered})
-        if response.cost is None:
-            priced = route if answered == route.name else self._route_named(answered, route)
-            cost = self.price(priced, response.usage, response.price_factor)
-            updates["cost"] = cost if cost is not None else response.server_cost
-        return response.model_copy(update=updates)
-
-    def _route_named(self, name: str, fallback: Route) -> Route:
-        try:
-            return self.resolve(name)
-        except ModelplugError:
-            return fallback
+        # The async generator itself, not a wrapper around it: no extra layer per event.
+        return guarded_stream(self, spec, request, fields)
 
     async def acomplete(
         self,
@@ -419,9 +315,11 @@ class Client:
         :param on_event: called with every event (deltas and notices) as it arrives;
             without it, notices are logged on the ``modelplug`` logger as warnings.
         """
+        from .calls import dispatch
+
         response: Response | None = None
         async for event in self.astream(spec, request, **fields):
-            response = _dispatch(event, on_event) or response
+            response = dispatch(event, on_event) or response
         assert response is not None  # astream ends with exactly one Done or raises
         return response
 
@@ -442,9 +340,11 @@ class Client:
         **fields: Any,
     ) -> Response:
         """The sync form of :meth:`acomplete`."""
+        from .calls import dispatch
+
         response: Response | None = None
         for event in self.stream(spec, request, **fields):
-            response = _dispatch(event, on_event) or response
+            response = dispatch(event, on_event) or response
         assert response is not None
         return response
 
@@ -611,22 +511,3 @@ class Client:
 def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
     if not loop.is_closed() and not loop.is_running():
         loop.close()
-
-
-def _partial(route: Route, text: list[str], thought: list[str]) -> Response | None:
-    """What the stream showed before it failed, or None when it showed nothing."""
-    if not text and not thought:
-        return None
-    return Response.partial(route.name, "".join(text), "".join(thought))
-
-
-def _dispatch(event: Event, on_event: EventCallback | None) -> Response | None:
-    """One event of complete()/acomplete(): the Response of a Done; any other event to
-    ``on_event``, or a notice to the log when there is no callback."""
-    if isinstance(event, Done):
-        return event.response
-    if on_event is not None:
-        on_event(event)
-    elif isinstance(event, Notice):
-        log.warning("%s", event.message)
-    return None

@@ -6,9 +6,8 @@ message never holds a secret: it passes through :func:`modelplug.redact.redact`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, TypeAlias
-
-from pydantic import BaseModel, ConfigDict, Field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
 
 from .redact import redact
 
@@ -47,9 +46,11 @@ ErrorKind: TypeAlias = Literal[
     "unreachable",
     "other",
 ]
+_KINDS: tuple[str, ...] = get_args(ErrorKind)
 
 
-class ErrorClass(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class ErrorClass:
     """What kind of failure an error is, and what may be done about it.
 
     - ``retryable``: the same request to the same model may succeed later.
@@ -58,18 +59,22 @@ class ErrorClass(BaseModel):
     - ``reason``: a short human line (no secrets).
 
     Context overflow and bad requests never fall back; an abort is never retried.
+    A frozen dataclass (not a pydantic model, so classifying an error never imports
+    pydantic): derive a variant with :func:`dataclasses.replace`.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: ErrorKind
     retryable: bool = False
     fallback: bool = False
-    retry_after: float | None = Field(default=None, ge=0)
+    retry_after: float | None = None
     reason: str = ""
     status: int | None = None
 
-    def model_post_init(self, _context: object) -> None:
+    def __post_init__(self) -> None:
+        if self.kind not in _KINDS:
+            raise ValueError(f"unknown error kind {self.kind!r}; known: {', '.join(_KINDS)}")
+        if self.retry_after is not None and not self.retry_after >= 0:
+            raise ValueError(f"retry_after must be >= 0 seconds, got {self.retry_after!r}")
         if self.kind in ("context_overflow", "bad_request") and self.fallback:
             raise ValueError(f"a {self.kind} error never falls back")
         if self.kind == "aborted" and (self.retryable or self.fallback):

@@ -14,16 +14,15 @@ import stat
 import tomllib
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from .errors import ConfigError, MissingKeyError
+from .records import TableError, field_names, from_table
 from .redact import register_secret
-from .types import Price, TextCallMode
+from .routes import Price, TextCallMode
 
 __all__ = [
     "Layer",
@@ -53,43 +52,50 @@ class ModelplugWarning(UserWarning):
     """A setting was ignored or a plugin was skipped; the message says which and why."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+# The settings sections are plain dataclasses checked by modelplug.records: reading
+# settings happens on every start and must not import pydantic.
 
 
-class ProviderSettings(_Strict):
+@dataclass(kw_only=True)
+class ProviderSettings:
     """A provider defined in the user's own settings file."""
 
     type: str
     base_url: str | None = None
     api_key_env: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
     allow_insecure_http: bool = False
 
-    def __repr_args__(self) -> Any:
-        for name, value in super().__repr_args__():
-            yield name, ({k: "***" for k in value} if name == "headers" else value)
+    def __repr__(self) -> str:
+        return (
+            f"ProviderSettings(type={self.type!r}, base_url={self.base_url!r}, "
+            f"api_key_env={self.api_key_env!r}, headers={dict.fromkeys(self.headers, '***')}, "
+            f"allow_insecure_http={self.allow_insecure_http!r})"
+        )
 
 
-class ModelSettings(_Strict):
+@dataclass(kw_only=True)
+class ModelSettings:
     """What the user (or, for the harmless fields, a project) says about one model."""
 
-    context_window: int | None = Field(default=None, gt=0)
-    max_output_tokens: int | None = Field(default=None, gt=0)
+    context_window: int | None = field(default=None, metadata={"gt": 0})
+    max_output_tokens: int | None = field(default=None, metadata={"gt": 0})
     price: Price | None = None
     text_tool_calls: TextCallMode | None = None
     reasoning_dialect: str | None = None
     supports_tools: bool | None = None
 
 
-class PluginToggles(_Strict):
+@dataclass(kw_only=True)
+class PluginToggles:
     """``enable`` is an allow-list (None: every plugin; []: none); ``disable`` blocks."""
 
     enable: list[str] | None = None
-    disable: list[str] = Field(default_factory=list)
-    local: list[str] = Field(default_factory=list)
+    disable: list[str] = field(default_factory=list)
+    local: list[str] = field(default_factory=list)
 
 
+_TOGGLE_KEYS = frozenset(field_names(PluginToggles))
 LayerName = Literal["user file", "project file", "environment", "explicit"]
 
 
@@ -375,10 +381,9 @@ class Settings:
         for name, entry in raw.items():
             entry = self._known_keys(entry, ProviderSettings, f"providers.{name}", "providers")
             try:
-                provider = ProviderSettings.model_validate(entry)
-            except ValidationError as exc:
-                where = self._source("providers")
-                raise ConfigError(_explain(exc, f"providers.{name}", where)) from None
+                provider = from_table(ProviderSettings, entry, f"providers.{name}")
+            except TableError as exc:
+                raise ConfigError(f"{self._source('providers')}: {exc}") from None
             if provider.base_url:
                 provider.base_url = check_base_url(
                     provider.base_url,
@@ -398,22 +403,19 @@ class Settings:
         for spec, entry in raw.items():
             entry = self._known_keys(entry, ModelSettings, f"models.{spec}", "models")
             try:
-                models[spec] = ModelSettings.model_validate(entry)
-            except ValidationError as exc:
-                where = self._source("models")
-                raise ConfigError(_explain(exc, f"models.{spec}", where)) from None
+                models[spec] = from_table(ModelSettings, entry, f"models.{spec}")
+            except TableError as exc:
+                raise ConfigError(f"{self._source('models')}: {exc}") from None
         return models
 
-    def _known_keys(self, entry: Any, model: type[BaseModel], where: str, top: str) -> Any:
+    def _known_keys(self, entry: Any, record: type, where: str, top: str) -> Any:
         """Drop keys a section does not know, with a warning: a typo must not be silent."""
         if not isinstance(entry, dict):
             return entry
-        unknown = [k for k in entry if k not in model.model_fields]
+        known = field_names(record)
+        unknown = [k for k in entry if k not in known]
         for key in unknown:
-            _warn(
-                f"{self._source(top)}: unknown key '{where}.{key}' (known: "
-                f"{', '.join(model.model_fields)})"
-            )
+            _warn(f"{self._source(top)}: unknown key '{where}.{key}' (known: {', '.join(known)})")
         return {k: v for k, v in entry.items() if k not in unknown}
 
     def _string_map(self, key: str) -> dict[str, str]:
@@ -447,9 +449,9 @@ class Settings:
                 continue
             where = f"{layer.name} {layer.path}" if layer.path else layer.name
             try:
-                out.append((where, PluginToggles.model_validate(plugins)))
-            except ValidationError as exc:
-                raise ConfigError(_explain(exc, "plugins", where)) from None
+                out.append((where, from_table(PluginToggles, plugins, "plugins")))
+            except TableError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
         return out
 
     def plugin_options(self, name: str) -> dict[str, Any]:
@@ -506,12 +508,6 @@ def _deep_merge(into: dict[str, Any], data: Mapping[str, Any]) -> None:
             into[key] = value
 
 
-def _explain(exc: ValidationError, prefix: str, where: str) -> str:
-    first = exc.errors()[0]
-    key = ".".join([prefix, *(str(p) for p in first["loc"])])
-    return f"{where}: key '{key}': {first['msg']}"
-
-
 def _check_unknown_keys(layer: Layer, text: str | None) -> None:
     for key, value in layer.data.items():
         if key in CORE_KEYS or isinstance(value, dict):
@@ -522,7 +518,7 @@ def _check_unknown_keys(layer: Layer, text: str | None) -> None:
     plugins = layer.data.get("plugins")
     if isinstance(plugins, dict):
         for key in plugins:
-            if key not in PluginToggles.model_fields:
+            if key not in _TOGGLE_KEYS:
                 _warn(
                     f"{layer.path or layer.name}: unknown key 'plugins.{key}' "
                     "(known: enable, disable, local)"

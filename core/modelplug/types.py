@@ -23,6 +23,10 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+# Re-exported: the route records are plain dataclasses, defined apart so resolving a
+# route never imports pydantic.
+from .routes import Endpoint, ModelInfo, Price, Route, TextCallMode
+
 __all__ = [
     "Block",
     "Citation",
@@ -528,97 +532,7 @@ Event = Annotated[
 ]
 
 
-# ---------------------------------------------------------------------------- routes
-
-TextCallMode: TypeAlias = Literal["whole", "lines", "off"] | str
-
-
-class Price(_Model):
-    """USD per million tokens, and per web search."""
-
-    input: Decimal
-    output: Decimal
-    cache_read: Decimal | None = None
-    cache_write: Decimal | None = None
-    web_search: Decimal | None = None
-
-
-class ModelInfo(_Model):
-    """What is known about one model. None means unknown, not zero."""
-
-    context_window: int | None = None
-    max_output_tokens: int | None = None
-    supports_tools: bool | None = None
-    supports_images: bool | None = None
-    thinking: Literal["always", "optional", "never"] | None = None
-    text_tool_calls: TextCallMode | None = None
-    reasoning_dialect: str | None = None
-    price: Price | None = None
-    price_source: str | None = None
-    notes: list[str] = Field(default_factory=list)
-
-    def merged_over(self, base: ModelInfo) -> ModelInfo:
-        """This info with ``base`` filling every field this one leaves unknown."""
-        data = base.model_dump(exclude={"notes"})
-        for name in type(self).model_fields:
-            if name == "notes":
-                continue
-            value = getattr(self, name)
-            if value is not None:
-                data[name] = value
-        notes = [*base.notes, *(n for n in self.notes if n not in base.notes)]
-        return ModelInfo(**data, notes=notes)
-
-
-class Endpoint(_Model):
-    """Where and how to reach a provider. Holds the *name* of the key variable, never
-    the key. Header values are masked in reprs and JSON dumps meant for display.
-    """
-
-    type: str
-    base_url: str | None = None
-    api_key_env: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
-    allow_insecure_http: bool = False
-    local: bool = False
-
-    def __repr_args__(self) -> Any:
-        for name, value in super().__repr_args__():
-            if name == "headers" and isinstance(value, dict):
-                yield name, {k: "***" for k in value}
-            else:
-                yield name, value
-
-    def public_dict(self) -> dict[str, Any]:
-        """A dump safe to print: header values masked."""
-        data = self.model_dump()
-        data["headers"] = {k: "***" for k in self.headers}
-        return data
-
-
-class Route(_Model):
-    """A resolved model: which provider serves it, the model id, how to reach it, and
-    what is known about it. ``spec`` is what the caller asked for (an alias or role
-    before expansion); ``role`` is set when the spec was a role.
-    """
-
-    provider: str
-    model: str
-    endpoint: Endpoint
-    info: ModelInfo = Field(default_factory=ModelInfo)
-    spec: str | None = None
-    role: str | None = None
-
-    @property
-    def name(self) -> str:
-        """``provider/model``: the name a Message records as its producer."""
-        return f"{self.provider}/{self.model}"
-
-    def public_dict(self) -> dict[str, Any]:
-        data = self.model_dump(mode="json")
-        data["endpoint"] = self.endpoint.public_dict()
-        data["name"] = self.name
-        return data
+# ---------------------------------------------------------------------- text tool calls
 
 
 class ParsedText(_Model):

@@ -7,17 +7,16 @@ chain — so it classifies any SDK's or transport's errors without importing the
 
 from __future__ import annotations
 
-import email.utils
 import errno
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..errors import CONTEXT_PHRASES, ErrorClass, ModelError, class_for_status
+from ..plugins import hookimpl
+from ..routes import Route
 
 __all__ = ["CONTEXT_PHRASES", "classify", "parse_retry_after", "retry_after_of"]
-from ..plugins import hookimpl
-from ..types import Route
 
 TRANSIENT_CODES = {
     "ECONNRESET",
@@ -115,6 +114,9 @@ def parse_retry_after(value: Any, now: float | None = None) -> float | None:
         return max(0.0, float(text))
     except ValueError:
         pass
+    # An HTTP date is rare; its parser (email.utils) is not worth importing at startup.
+    import email.utils
+
     try:
         when = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):

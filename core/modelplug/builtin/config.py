@@ -4,9 +4,13 @@ servers) win over any pricing table: this plugin's price hook runs first."""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from ..plugins import hookimpl
-from ..types import Cost, Price, Route, Usage
+
+if TYPE_CHECKING:
+    from ..routes import Price, Route
+    from ..types import Cost, Usage
 
 MILLION = Decimal(1_000_000)
 
@@ -14,6 +18,8 @@ MILLION = Decimal(1_000_000)
 def cost_from_price(price: Price, usage: Usage, price_factor: float, source: str) -> Cost:
     """Cost of ``usage`` at ``price`` (USD per million tokens). Cache prices missing from
     ``price`` fall back to the input price; web searches are never scaled by the factor."""
+    from ..types import Cost
+
     factor = Decimal(str(price_factor))
     cache_read = price.cache_read if price.cache_read is not None else price.input
     cache_write = price.cache_write if price.cache_write is not None else price.input

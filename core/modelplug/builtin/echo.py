@@ -11,24 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from ..plugins import hookimpl
+from ..routes import Endpoint, ModelInfo, Price, Route
 from ..settings import Settings
-from ..types import (
-    Done,
-    Endpoint,
-    Event,
-    Message,
-    ModelInfo,
-    Price,
-    Request,
-    Response,
-    Route,
-    TextBlock,
-    TextDelta,
-    ToolResultBlock,
-    Usage,
-)
+
+if TYPE_CHECKING:
+    from ..types import Event, Request
 
 PROVIDER = "echo"
 _WORD = re.compile(r"\s*\S+|\s+$")
@@ -40,6 +30,8 @@ def words(text: str) -> list[str]:
 
 
 def _count_request(request: Request) -> int:
+    from ..types import TextBlock, ToolResultBlock
+
     total = len(words(request.system or ""))
     for message in request.messages:
         for block in message.content:
@@ -73,6 +65,9 @@ def modelplug_providers() -> list[str]:
 
 
 async def _echo(route: Route, request: Request) -> AsyncIterator[Event]:
+    # Imported here: resolving the echo model must not load pydantic.
+    from ..types import Done, Message, Response, TextBlock, TextDelta, Usage
+
     last = next((m for m in reversed(request.messages) if m.role == "user"), None)
     reply = last.text if last is not None else ""
     pieces = words(reply)

@@ -4,6 +4,7 @@ or registered as an object."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import modelplug_fallback
@@ -11,7 +12,7 @@ import pytest
 from modelplug.errors import ConfigError, NoProviderError
 from modelplug.plugins import hookimpl
 from modelplug.testing import FakeModel, text
-from modelplug.types import Notice
+from modelplug.types import Notice, Request
 from modelplug_fallback.policy import FallbackPolicy, default_policy, policies_on
 
 
@@ -107,10 +108,10 @@ def test_modelplug_stream_returns_none_when_no_provider_serves_the_route(
     client_with: Any,
 ) -> None:
     client = client_with(FakeModel(provider="a"))
-    route = client.resolve("a/m").model_copy(update={"provider": "ghost"})
+    route = dataclasses.replace(client.resolve("a/m"), provider="ghost")
 
     with pytest.raises(NoProviderError):
-        client.open_stream(route, client._request("hi", {}))
+        client.open_stream(route, Request.coerce("hi"))
 
 
 def test_modelplug_stream_rejects_a_wrong_setting_by_name(client_with: Any) -> None:

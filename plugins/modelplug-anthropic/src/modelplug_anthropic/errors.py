@@ -7,6 +7,7 @@ is already loaded, so the check reads ``sys.modules`` and the error's plain prop
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 from typing import Any
 
@@ -71,7 +72,7 @@ def _status_error(error: Any) -> ErrorClass:
         reason = "billing problem"
     if reason is None or (error_class.kind == "transient" and status in (408, 409)):
         return error_class
-    return error_class.model_copy(update={"reason": reason})
+    return dataclasses.replace(error_class, reason=reason)
 
 
 def _batch_error(error: BatchResultError) -> ErrorClass:
@@ -80,7 +81,7 @@ def _batch_error(error: BatchResultError) -> ErrorClass:
         if found is None:
             kind = "bad_request" if error.type == "invalid_request_error" else "other"
             return ErrorClass(kind=kind, reason=f"the batch request failed: {error.type}")
-        return found.model_copy(update={"reason": f"the batch request failed: {found.reason}"})
+        return dataclasses.replace(found, reason=f"the batch request failed: {found.reason}")
     if error.result == "expired":
         # The batch ran out of time (24 h); another model may still answer now.
         return ErrorClass(kind="other", fallback=True, reason="the batch request expired")

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from modelplug.routes import Endpoint, ModelInfo, Route
 from modelplug.settings import Settings, check_base_url
-from modelplug.types import Endpoint, ModelInfo, Route
 
 __all__ = [
     "BATCH",

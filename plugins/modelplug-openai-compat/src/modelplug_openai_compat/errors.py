@@ -8,6 +8,7 @@ retries belong to the fallback policy, which reads ``retryable`` and ``retry_aft
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -153,11 +154,11 @@ def class_for_status(
             reason="the server reported an error mid-stream",
         )
     if error_class.kind == "rate_limit" and reason:
-        return error_class.model_copy(update={"reason": f"rate limited ({reason})"})
+        return dataclasses.replace(error_class, reason=f"rate limited ({reason})")
     if error_class.kind == "not_found":
-        return error_class.model_copy(update={"reason": "model or endpoint not found"})
+        return dataclasses.replace(error_class, reason="model or endpoint not found")
     if error_class.kind == "overloaded":
-        return error_class.model_copy(update={"reason": "the server is overloaded"})
+        return dataclasses.replace(error_class, reason="the server is overloaded")
     return error_class
 
 

@@ -8,9 +8,14 @@ plugin is imported, so ``modelplug plugins`` does not pay for it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from modelplug.plugins import hookimpl
-from modelplug.settings import Settings
-from modelplug.types import Cost, ModelInfo, Route, Usage
+
+if TYPE_CHECKING:
+    from modelplug.routes import ModelInfo, Route
+    from modelplug.settings import Settings
+    from modelplug.types import Cost, Usage
 
 __all__ = ["modelplug_model_info", "modelplug_price"]
 

@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from modelplug.routes import ModelInfo, Route
 from modelplug.settings import Settings
-from modelplug.types import ModelInfo, Route
 
 from .table import find
 

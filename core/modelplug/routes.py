@@ -1,0 +1,135 @@
+"""What ``resolve()`` returns: a Route, its Endpoint, the ModelInfo known about the model
+and its Price.
+
+These are plain dataclasses, not pydantic models, because every start resolves a route:
+keeping pydantic off that path is most of what makes ``Client().resolve()`` cheap. Copy
+one with :func:`dataclasses.replace`. pydantic still takes them as fields and through
+``TypeAdapter(Route)`` when a route must be stored as JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Literal
+
+from .records import to_decimal
+
+__all__ = ["Endpoint", "ModelInfo", "Price", "Route", "TextCallMode"]
+
+TextCallMode = Literal["whole", "lines", "off"] | str
+
+
+@dataclass(kw_only=True)
+class Price:
+    """USD per million tokens, and per web search. Numbers given as int, str or float
+    become exact Decimals (a float by its shortest repr)."""
+
+    input: Decimal
+    output: Decimal
+    cache_read: Decimal | None = None
+    cache_write: Decimal | None = None
+    web_search: Decimal | None = None
+
+    def __post_init__(self) -> None:
+        for spec in dataclasses.fields(self):
+            value = getattr(self, spec.name)
+            if value is not None and type(value) is not Decimal:
+                try:
+                    setattr(self, spec.name, to_decimal(value))
+                except ValueError as exc:
+                    raise ValueError(f"Price.{spec.name}: {exc}") from None
+
+
+@dataclass(kw_only=True)
+class ModelInfo:
+    """What is known about one model. None means unknown, not zero."""
+
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    supports_tools: bool | None = None
+    supports_images: bool | None = None
+    thinking: Literal["always", "optional", "never"] | None = None
+    text_tool_calls: TextCallMode | None = None
+    reasoning_dialect: str | None = None
+    price: Price | None = None
+    price_source: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def merged_over(self, base: ModelInfo) -> ModelInfo:
+        """This info with ``base`` filling every field this one leaves unknown."""
+        known = {
+            spec.name: getattr(self, spec.name)
+            for spec in dataclasses.fields(self)
+            if spec.name != "notes" and getattr(self, spec.name) is not None
+        }
+        notes = [*base.notes, *(n for n in self.notes if n not in base.notes)]
+        return dataclasses.replace(base, **known, notes=notes)
+
+    def public_dict(self) -> dict[str, Any]:
+        """The info as JSON-ready values (prices as decimal strings)."""
+        data: dict[str, Any] = _plain(self)
+        return data
+
+
+@dataclass(kw_only=True)
+class Endpoint:
+    """Where and how to reach a provider. Holds the *name* of the key variable, never
+    the key. Header values are masked in the repr and in :meth:`public_dict`.
+    """
+
+    type: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    allow_insecure_http: bool = False
+    local: bool = False
+
+    def __repr__(self) -> str:
+        shown = {**_plain(self), "headers": dict.fromkeys(self.headers, "***")}
+        return f"Endpoint({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
+
+    def public_dict(self) -> dict[str, Any]:
+        """A dump safe to print: header values masked."""
+        return {**_plain(self), "headers": dict.fromkeys(self.headers, "***")}
+
+
+@dataclass(kw_only=True)
+class Route:
+    """A resolved model: which provider serves it, the model id, how to reach it, and
+    what is known about it. ``spec`` is what the caller asked for (an alias or role
+    before expansion); ``role`` is set when the spec was a role.
+    """
+
+    provider: str
+    model: str
+    endpoint: Endpoint
+    info: ModelInfo = field(default_factory=ModelInfo)
+    spec: str | None = None
+    role: str | None = None
+
+    @property
+    def name(self) -> str:
+        """``provider/model``: the name a Message records as its producer."""
+        return f"{self.provider}/{self.model}"
+
+    def public_dict(self) -> dict[str, Any]:
+        """The route as JSON-ready values, header values masked (``modelplug resolve``)."""
+        data: dict[str, Any] = _plain(self)
+        data["endpoint"] = self.endpoint.public_dict()
+        data["name"] = self.name
+        return data
+
+
+def _plain(record: Any) -> Any:
+    """A record as JSON-ready values: nested records as dicts, Decimals as strings."""
+    if dataclasses.is_dataclass(record):
+        return {f.name: _plain(getattr(record, f.name)) for f in dataclasses.fields(record)}
+    if isinstance(record, Decimal):
+        return str(record)
+    if isinstance(record, list):
+        return [_plain(v) for v in record]
+    if isinstance(record, dict):
+        return {k: _plain(v) for k, v in record.items()}
+    return record
