@@ -17,8 +17,9 @@ import pluggy
 if TYPE_CHECKING:
     from .client import Client
     from .errors import ErrorClass
+    from .routes import ModelInfo, Route
     from .settings import Settings
-    from .types import Cost, Event, ModelInfo, ParsedText, Request, Route, ToolSpec, Usage
+    from .types import Cost, Event, ParsedText, Request, ToolSpec, Usage
 
 hookspec = pluggy.HookspecMarker("modelplug")
 

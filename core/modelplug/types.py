@@ -1,7 +1,9 @@
 """The neutral model: conversations, requests, responses, usage, cost and stream events.
 
-Every type is a pydantic v2 model that round-trips through JSON without loss, so a
-conversation stored as JSONL comes back exactly. No vendor SDK is imported here.
+Every type here is a pydantic v2 model that round-trips through JSON without loss, so a
+conversation stored as JSONL comes back exactly. No vendor SDK is imported here. The route
+records (Route, Endpoint, ModelInfo, Price) are re-exported from :mod:`modelplug.routes`,
+where they are plain dataclasses so that resolving a route never imports pydantic.
 
 Conventions a plugin author must follow:
 
