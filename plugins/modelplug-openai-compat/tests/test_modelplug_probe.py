@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from modelplug.errors import ModelError
 
@@ -47,6 +49,16 @@ def test_modelplug_probe_ollama_falls_back_to_num_ctx(compat, wire_server):
     assert info is not None and info.context_window == 8192 and info.supports_tools is False
 
 
+def test_modelplug_probe_ollama_without_api_ps_still_reads_api_show(compat, wire_server):
+    # An older Ollama (or a proxy in front of it) answers 404 to /api/ps.
+    wire_server.add_json(
+        {"parameters": "num_ctx 8192", "capabilities": ["completion"]}, path="/api/show"
+    )
+    wire_server.add_json({"error": "404 page not found"}, status=404, path="/api/ps")
+    info = compat(name="ollama").probe("ollama/qwen3")
+    assert info is not None and info.context_window == 8192
+
+
 def test_modelplug_probe_vllm_models(compat, wire_server):
     wire_server.add_json(
         {"data": [{"id": "Qwen/Qwen3-8B", "max_model_len": 40960}]}, path="/v1/models"
@@ -89,3 +101,77 @@ def test_modelplug_probe_lmstudio_models(compat, wire_server):
     )
     info = compat(name="lmstudio").probe("lmstudio/qwen3-8b")
     assert info is not None and info.context_window == 8192 and info.supports_tools is True
+
+
+# -- the key, and answers that are not JSON --------------------------------------------
+
+
+def test_modelplug_probe_sends_the_key_of_a_keyed_user_provider(compat, wire_server, planted_key):
+    # A user provider named like a preset, behind a proxy that wants a key.
+    wire_server.add_json(
+        {"data": [{"id": "Qwen/Qwen3-8B", "max_model_len": 40960}]}, path="/v1/models"
+    )
+    client = compat(
+        name="vllm",
+        api_key_env="PLANTED_API_KEY",
+        headers={"X-Team": "infra"},
+        environ={"PLANTED_API_KEY": planted_key},
+    )
+    info = client.probe("vllm/Qwen/Qwen3-8B")
+    assert info is not None and info.context_window == 40960
+    headers = wire_server.requests[-1].headers
+    assert headers["authorization"] == f"Bearer {planted_key}"
+    assert headers["x-team"] == "infra"
+
+
+def test_modelplug_probe_without_the_key_still_probes_a_keyless_server(compat, wire_server):
+    # The endpoint names a key variable that is not set: the probe goes out without one.
+    wire_server.add_json({"default_generation_settings": {"n_ctx": 4096}}, path="/props")
+    client = compat(name="llamacpp", api_key_env="LAB_KEY", headers={"X-Team": "infra"})
+    info = client.probe("llamacpp/any")
+    assert info is not None and info.context_window == 4096
+    headers = wire_server.requests[-1].headers
+    assert "authorization" not in headers
+    assert headers["x-team"] == "infra"
+    assert headers["accept"] == "application/json"
+
+
+def test_modelplug_probe_an_html_page_is_a_clear_error(compat, wire_server):
+    wire_server.add(
+        "<html><body>Please log in</body></html>",
+        path="/props",
+        content_type="text/html; charset=utf-8",
+    )
+    with pytest.raises(ModelError) as caught:
+        compat(name="llamacpp").probe("llamacpp/any")
+    error = caught.value
+    assert not isinstance(error, json.JSONDecodeError)
+    assert not isinstance(error.__cause__, json.JSONDecodeError)
+    message = str(error)
+    assert "\n" not in message
+    for part in ("llamacpp", "GET /props", "status 200", "text/html", "not JSON", "base_url"):
+        assert part in message
+    assert "log in" not in message  # the body is not quoted
+    assert error.kind == "other"
+
+
+def test_modelplug_probe_an_empty_answer_is_a_clear_error(compat, wire_server):
+    wire_server.add(b"", path="/v1/models", content_type="application/json")
+    with pytest.raises(ModelError, match=r"vllm \(GET /v1/models\).*status 200.*empty, not JSON"):
+        compat(name="vllm").probe("vllm/m")
+
+
+def test_modelplug_probe_a_json_list_is_a_clear_error(compat, wire_server):
+    wire_server.add_json([{"id": "qwen3-8b"}], path="/api/v0/models")
+    with pytest.raises(ModelError) as caught:
+        compat(name="lmstudio").probe("lmstudio/qwen3-8b")
+    message = str(caught.value)
+    assert "lmstudio (GET /api/v0/models)" in message
+    assert "application/json" in message
+    assert "JSON but not an object (a list)" in message
+
+
+def test_modelplug_probe_items_that_are_not_objects_are_skipped(compat, wire_server):
+    wire_server.add_json({"data": ["Qwen/Qwen3-8B", 7]}, path="/v1/models")
+    info = compat(name="vllm").probe("vllm/Qwen/Qwen3-8B")
+    assert info is not None and info.context_window is None

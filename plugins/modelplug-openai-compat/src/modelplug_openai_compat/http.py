@@ -13,8 +13,9 @@ from modelplug.errors import ConfigError
 if TYPE_CHECKING:
     import httpx2
     from modelplug.client import Client
+    from modelplug.routes import Route
 
-__all__ = ["Options", "options_of", "shared_http"]
+__all__ = ["Options", "options_of", "request_headers", "shared_http"]
 
 SECTION = "openai-compat"
 HTTP_KEY = "modelplug-openai-compat"
@@ -73,3 +74,17 @@ def shared_http(client: Client) -> tuple[httpx2.AsyncClient, Options]:
 
     http: httpx2.AsyncClient = client.async_http(HTTP_KEY, make)
     return http, options
+
+
+def request_headers(
+    route: Route, key: str | None, accept: str = "text/event-stream"
+) -> dict[str, str]:
+    """What every request to the provider sends: its configured headers, and the key as
+    ``Authorization: Bearer`` when there is one."""
+    headers = {"content-type": "application/json", "accept": accept}
+    headers.update(route.endpoint.headers)
+    if key:
+        # One Authorization header: the key wins over a header of the same name.
+        headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+        headers["authorization"] = f"Bearer {key}"
+    return headers

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 from modelplug.errors import ErrorClass
 from modelplug.types import ModelInfo, Route
 
-from .errors import StreamBrokenError, UnreachableError, http_error
-from .http import shared_http
+from .errors import OpenAICompatError, StreamBrokenError, UnreachableError, http_error
+from .http import request_headers, shared_http
 
 if TYPE_CHECKING:
+    import httpx2
     from modelplug.client import Client
 
 __all__ = ["probe_for"]
@@ -25,14 +26,39 @@ def _root(base_url: str) -> str:
     return base_url[:-3] if base_url.endswith("/v1") else base_url
 
 
-async def _call(client: Client, route: Route, method: str, url: str, json_body: Any = None) -> Any:
+def _probe_headers(client: Client, route: Route) -> dict[str, str]:
+    """The headers a call to the provider sends (its configured headers, and its key as
+    ``Authorization: Bearer`` when the endpoint names one and it is set), asking for
+    JSON. A missing key is no failure here: a keyless local server is still probed."""
+    key = client.settings.api_key(route.endpoint.api_key_env, route.provider, required=False)
+    return request_headers(route, key, accept="application/json")
+
+
+def _not_json(route: Route, method: str, answer: httpx2.Response, what: str) -> StreamBrokenError:
+    """The error for a probe answer that is not a JSON object (a login page, say). The
+    body is not quoted: it may be anything, the key a proxy refused included."""
+    kind = answer.headers.get("content-type", "").split(";")[0].strip() or "no content type"
+    return StreamBrokenError(
+        f"probing {route.provider} ({method} {answer.request.url.path}): the server's answer "
+        f"(status {answer.status_code}, {kind}) {what}; base_url may point at the wrong "
+        "server (or at a proxy's login page)",
+        error_class=ErrorClass(
+            kind="other", status=answer.status_code, reason="the probe's answer was not JSON"
+        ),
+        route=route,
+    )
+
+
+async def _call(
+    client: Client, route: Route, method: str, url: str, json_body: Any = None
+) -> dict[str, Any]:
+    """The server's answer, a JSON object; a ModelError for anything else."""
     import httpx2
 
     http, _ = shared_http(client)
+    headers = _probe_headers(client, route)
     try:
-        answer = await http.request(
-            method, url, json=json_body, headers=dict(route.endpoint.headers)
-        )
+        answer = await http.request(method, url, json=json_body, headers=headers)
     except httpx2.ConnectError:
         raise UnreachableError(
             f"Cannot reach {route.provider} at {route.endpoint.base_url}. Is the server running?",
@@ -47,15 +73,35 @@ async def _call(client: Client, route: Route, method: str, url: str, json_body: 
         ) from None
     if answer.status_code >= 400:
         raise http_error(answer.status_code, answer.headers, answer.content, route)
-    return answer.json()
+    if not answer.content.strip():
+        raise _not_json(route, method, answer, "was empty, not JSON")
+    try:
+        body = answer.json()
+    except ValueError:  # JSONDecodeError, or bytes that are not text
+        raise _not_json(route, method, answer, "was not JSON") from None
+    if not isinstance(body, dict):
+        raise _not_json(
+            route,
+            method,
+            answer,
+            f"was JSON but not an object (a {type(body).__name__})",
+        )
+    return body
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 async def probe_llamacpp(client: Client, route: Route) -> ModelInfo:
     props = await _call(client, route, "GET", _root(route.endpoint.base_url or "") + "/props")
-    settings = props.get("default_generation_settings") or {}
+    settings = _dict(props.get("default_generation_settings"))
     n_ctx = settings.get("n_ctx") or props.get("n_ctx")
-    caps = props.get("chat_template_caps") or {}
-    tools = caps.get("supports_tools") if isinstance(caps, dict) else None
+    tools = _dict(props.get("chat_template_caps")).get("supports_tools")
     return ModelInfo(
         context_window=n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else None,
         supports_tools=tools if isinstance(tools, bool) else None,
@@ -68,11 +114,13 @@ async def probe_ollama(client: Client, route: Route) -> ModelInfo:
     show = await _call(client, route, "POST", root + "/api/show", {"model": route.model})
     notes = ["probed Ollama /api/show"]
     window: int | None = None
+    running: dict[str, Any]
     try:
         running = await _call(client, route, "GET", root + "/api/ps")
-    except (StreamBrokenError, UnreachableError, ValueError):
+    except OpenAICompatError:
+        # /api/ps only refines the window; an Ollama without it is still probed.
         running = {}
-    for model in running.get("models") or []:
+    for model in _dicts(running.get("models")):
         if model.get("name") == route.model or model.get("model") == route.model:
             loaded = model.get("context_length")
             if isinstance(loaded, int) and loaded > 0:
@@ -85,7 +133,7 @@ async def probe_ollama(client: Client, route: Route) -> ModelInfo:
                 window = int(value.strip())
                 notes.append("context window from the model's num_ctx parameter")
     if window is None:
-        for key, value in (show.get("model_info") or {}).items():
+        for key, value in _dict(show.get("model_info")).items():
             if key.endswith(".context_length") and isinstance(value, int):
                 window = value
                 notes.append(
@@ -102,7 +150,7 @@ async def probe_ollama(client: Client, route: Route) -> ModelInfo:
 
 async def probe_vllm(client: Client, route: Route) -> ModelInfo:
     listing = await _call(client, route, "GET", f"{route.endpoint.base_url}/models")
-    for model in listing.get("data") or []:
+    for model in _dicts(listing.get("data")):
         if model.get("id") == route.model and isinstance(model.get("max_model_len"), int):
             return ModelInfo(
                 context_window=model["max_model_len"],
@@ -114,7 +162,7 @@ async def probe_vllm(client: Client, route: Route) -> ModelInfo:
 async def probe_lmstudio(client: Client, route: Route) -> ModelInfo:
     root = _root(route.endpoint.base_url or "")
     listing = await _call(client, route, "GET", root + "/api/v0/models")
-    for model in listing.get("data") or []:
+    for model in _dicts(listing.get("data")):
         if model.get("id") != route.model:
             continue
         loaded = model.get("loaded_context_length")

@@ -38,7 +38,7 @@ from modelplug.types import (
 )
 
 from .errors import StreamBrokenError, UnreachableError, http_error
-from .http import shared_http
+from .http import request_headers, shared_http
 from .loose_json import parse_arguments
 from .request import REASONING_FIELDS, build_body
 from .usage import estimate_usage, parse_usage, rate_limit_headers, server_cost
@@ -301,16 +301,6 @@ def _status_of(error: Any) -> int | None:
     return None
 
 
-def _headers_for(route: Route, key: str | None) -> dict[str, str]:
-    headers = {"content-type": "application/json", "accept": "text/event-stream"}
-    headers.update(route.endpoint.headers)
-    if key:
-        # One Authorization header: the key wins over a header of the same name.
-        headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
-        headers["authorization"] = f"Bearer {key}"
-    return headers
-
-
 async def stream_chat(
     route: Route, request: Request, client: Client, key: str | None
 ) -> AsyncIterator[Event]:
@@ -323,7 +313,7 @@ async def stream_chat(
     url = f"{route.endpoint.base_url}/chat/completions"
     try:
         response = await http.send(
-            http.build_request("POST", url, content=payload, headers=_headers_for(route, key)),
+            http.build_request("POST", url, content=payload, headers=request_headers(route, key)),
             stream=True,
         )
     except httpx2.ConnectError:
