@@ -194,3 +194,21 @@ def test_unknown_key_in_a_section_is_a_warning(modelplug_config_dir: Path) -> No
     assert any(
         str(path) in w and "unknown key 'models.ollama/q.context_windw'" in w for w in warned
     )
+
+
+def test_plugin_options_without_the_project_file(modelplug_config_dir: Path) -> None:
+    write_user(modelplug_config_dir, "[prices]\nupdate_interval = 600\n")
+    Path("modelplug.toml").write_text(
+        "[prices]\nlive_updates = true\nupdate_interval = 60\n[fallback]\nretries = 1\n"
+    )
+    settings, _ = load(explicit={"prices": {"live_updates": False}})
+    # A cloned project must not switch on what reaches the network.
+    assert settings.plugin_options("prices", project=False) == {
+        "update_interval": 600,
+        "live_updates": False,
+    }
+    assert settings.plugin_options("modelplug-prices") == {
+        "update_interval": 60,
+        "live_updates": False,
+    }
+    assert settings.plugin_options("fallback", project=False) == {}

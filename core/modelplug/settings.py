@@ -454,9 +454,24 @@ class Settings:
                 raise ConfigError(f"{where}: {exc}") from None
         return out
 
-    def plugin_options(self, name: str) -> dict[str, Any]:
-        """The table for one plugin, e.g. ``[fallback]`` -> ``plugin_options("fallback")``."""
-        return dict(self.options.get(normalize_plugin_name(name), {}))
+    def plugin_options(self, name: str, *, project: bool = True) -> dict[str, Any]:
+        """The table for one plugin, e.g. ``[fallback]`` -> ``plugin_options("fallback")``.
+
+        :param project: False leaves out what a project file says: for an option that
+            must be the user's own choice, such as one that makes the plugin reach the
+            network, since a cloned repository's project file is not trusted.
+        """
+        short = normalize_plugin_name(name)
+        if project:
+            return dict(self.options.get(short, {}))
+        merged: dict[str, Any] = {}
+        for layer in self.layers:
+            if layer.name == "project file":
+                continue
+            for key, value in layer.data.items():
+                if isinstance(value, dict) and normalize_plugin_name(key) == short:
+                    _deep_merge(merged, value)
+        return merged
 
     def model_settings(self, provider: str, model: str) -> ModelSettings | None:
         """The ``[models."provider/model"]`` entry, or the bare model id's entry."""

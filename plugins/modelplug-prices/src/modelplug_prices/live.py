@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from modelplug.errors import ConfigError
-from modelplug.settings import Settings, normalize_plugin_name
+from modelplug.settings import Settings
 
 __all__ = ["live_options", "start_if_wanted", "start_updater"]
 
@@ -22,21 +22,9 @@ SECTION = "prices"
 _updater: Any = None
 
 
-def user_options(settings: Settings) -> dict[str, Any]:
-    """The ``[prices]`` table merged over every layer except project files."""
-    merged: dict[str, Any] = {}
-    for layer in settings.layers:
-        if layer.name == "project file":
-            continue
-        for key, value in layer.data.items():
-            if isinstance(value, dict) and normalize_plugin_name(key) == SECTION:
-                merged.update(value)
-    return merged
-
-
 def live_options(settings: Settings) -> float | None:
     """The update interval in seconds when live updates are on, else None."""
-    options = user_options(settings)
+    options = settings.plugin_options(SECTION, project=False)
     on = options.get("live_updates", False)
     if not isinstance(on, bool):
         raise ConfigError(f"[{SECTION}] live_updates must be true or false, not {on!r}")
