@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from modelplug.errors import ModelError
 from modelplug.types import Notice, TextDelta, ThinkingDelta, ThinkingRequest, Usage
 from modelplug_openai_compat.usage import estimate_usage, parse_usage
 
@@ -150,3 +151,80 @@ def test_a_server_that_ignores_stream_true(compat, wire_server):
     response = events[-1].response
     assert [(c.id, c.name, c.input) for c in response.tool_calls] == [("c9", "ls", {"dir": "/"})]
     assert (response.stop_reason, response.usage.input, response.usage.output) == ("tool_use", 9, 7)
+
+
+def streamed(completion: dict) -> list[dict]:
+    """The one chunk a server that honours stream=true would send for ``completion``."""
+    chunk = {key: value for key, value in completion.items() if key != "choices"}
+    chunk["choices"] = [
+        {"delta": c.get("message") or {}, "finish_reason": c.get("finish_reason")}
+        for c in completion.get("choices", [])[:1]
+    ]
+    return [chunk]
+
+
+@pytest.mark.parametrize(
+    "completion",
+    [
+        {
+            "model": "m-2025",
+            "x_trace": 7,
+            "choices": [
+                {
+                    "message": {"role": "assistant", "reasoning_content": "hm", "content": "hé"},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+        },
+        {"choices": [{"message": {"content": "no finish reason, no usage"}}]},
+        {
+            "choices": [
+                {
+                    "message": {
+                        "content": None,
+                        "tool_calls": [
+                            {"id": "c1", "function": {"name": "ls", "arguments": {"dir": "/"}}},
+                            {"id": "c2", "function": {"name": "cat", "arguments": '{"f": 1'}},
+                        ],
+                    },
+                    "finish_reason": "tool_calls",
+                }
+            ]
+        },
+        {"choices": [{"message": {"refusal": "no"}, "finish_reason": "content_filter"}]},
+        {"id": "no choices at all"},
+    ],
+)
+def test_a_whole_completion_reads_as_the_same_completion_streamed(compat, wire_server, completion):
+    client = compat()
+    wire_server.add_json(completion)
+    whole = list(client.stream("wire/m", "hi"))
+    wire_server.add_sse(streamed(completion), done=True)
+    assert whole == list(client.stream("wire/m", "hi"))
+
+
+def test_a_whole_completion_with_an_error_fails_as_the_same_event_streamed(compat, wire_server):
+    completion = {"error": {"message": "model crashed", "code": 503}}
+    client = compat()
+    wire_server.add_json(completion)
+    with pytest.raises(ModelError) as whole:
+        list(client.stream("wire/m", "hi"))
+    wire_server.add_sse([completion], done=True)
+    with pytest.raises(ModelError) as streamed_error:
+        list(client.stream("wire/m", "hi"))
+    assert (
+        str(whole.value) == str(streamed_error.value) == "wire answered 503: model crashed [wire/m]"
+    )
+    assert whole.value.error_class == streamed_error.value.error_class
+
+
+@pytest.mark.parametrize("body", [b"not json", b"[1, 2]"])
+def test_a_json_answer_that_is_no_completion_is_malformed(compat, wire_server, body):
+    wire_server.add(body, content_type="application/json")
+    with pytest.raises(ModelError) as caught:
+        list(compat().stream("wire/m", "hi"))
+    assert str(caught.value) == (
+        f"wire sent an event that is not a JSON object: {body.decode()!r} [wire/m]"
+    )
+    assert caught.value.error_class.reason == "malformed stream event"

@@ -27,6 +27,8 @@ __all__ = [
     "backpressure_text",
     "class_for_status",
     "http_error",
+    "stream_broken",
+    "unreachable",
 ]
 
 CONTEXT_HINT = (
@@ -66,6 +68,33 @@ class UnreachableError(OpenAICompatError):
 
 class StreamBrokenError(OpenAICompatError):
     """The stream dropped, stalled or sent something unreadable after it started."""
+
+
+def unreachable(route: Route) -> UnreachableError:
+    """Nothing listens at the route's base URL (connection refused): another model may
+    still answer."""
+    return UnreachableError(
+        f"Cannot reach {route.provider} at {route.endpoint.base_url}. Is the server running?",
+        error_class=ErrorClass(kind="unreachable", fallback=True, reason="connection refused"),
+        route=route,
+    )
+
+
+def stream_broken(
+    route: Route,
+    message: str,
+    *,
+    reason: str,
+    partial: Response | None = None,
+    fallback: bool = True,
+) -> StreamBrokenError:
+    """A transient failure of a call: the same request may succeed when tried again."""
+    return StreamBrokenError(
+        message,
+        error_class=ErrorClass(kind="transient", retryable=True, fallback=fallback, reason=reason),
+        route=route,
+        partial=partial,
+    )
 
 
 def _server_message(body: Any) -> str:
@@ -163,6 +192,10 @@ def class_for_status(
 
 
 def retry_after_from(headers: Mapping[str, str]) -> float | None:
+    """Seconds the headers ask us to wait. Not core's ``retry_after_of``: that reads an
+    error's headers, and this error's class needs the answer before the error exists;
+    it also reads a plain dict's names case-sensitively, and gives up on an unreadable
+    ``retry-after-ms`` where ``Retry-After`` may still answer."""
     lower = {k.lower(): v for k, v in headers.items()}
     millis = lower.get("retry-after-ms")
     if millis is not None:

@@ -6,7 +6,7 @@ httpx2 is imported here, on first use, never when the plugin module is imported.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from modelplug.errors import ConfigError
 
@@ -63,17 +63,33 @@ def timeout_of(options: Options) -> httpx2.Timeout:
     )
 
 
-def shared_http(client: Client) -> tuple[httpx2.AsyncClient, Options]:
-    """One AsyncClient per event loop (connection pools belong to one loop)."""
-    options = options_of(client)
+@dataclass(frozen=True)
+class _SharedHTTP:
+    """An event loop's AsyncClient and the options it was made with, kept together so
+    the options are read and checked once, not on every call."""
 
-    def make() -> Any:
+    http: httpx2.AsyncClient
+    options: Options
+
+    async def aclose(self) -> None:
+        # Client.aclose closes what async_http keeps, and that is this pair.
+        await self.http.aclose()
+
+
+def shared_http(client: Client) -> tuple[httpx2.AsyncClient, Options]:
+    """One AsyncClient per event loop (connection pools belong to one loop). Invalid
+    options raise ConfigError here, on every call, since nothing is kept until they
+    are valid."""
+
+    def make() -> _SharedHTTP:
         import httpx2
 
-        return httpx2.AsyncClient(timeout=timeout_of(options), follow_redirects=False)
+        options = options_of(client)
+        http = httpx2.AsyncClient(timeout=timeout_of(options), follow_redirects=False)
+        return _SharedHTTP(http, options)
 
-    http: httpx2.AsyncClient = client.async_http(HTTP_KEY, make)
-    return http, options
+    shared = client.async_http(HTTP_KEY, make)
+    return shared.http, shared.options
 
 
 def request_headers(

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from modelplug.errors import ErrorClass
 from modelplug.types import ModelInfo, Route
 
-from .errors import OpenAICompatError, StreamBrokenError, UnreachableError, http_error
+from .errors import OpenAICompatError, StreamBrokenError, http_error, stream_broken, unreachable
 from .http import request_headers, shared_http
 
 if TYPE_CHECKING:
@@ -60,16 +60,13 @@ async def _call(
     try:
         answer = await http.request(method, url, json=json_body, headers=headers)
     except httpx2.ConnectError:
-        raise UnreachableError(
-            f"Cannot reach {route.provider} at {route.endpoint.base_url}. Is the server running?",
-            error_class=ErrorClass(kind="unreachable", fallback=True, reason="connection refused"),
-            route=route,
-        ) from None
+        raise unreachable(route) from None
     except httpx2.HTTPError as exc:
-        raise StreamBrokenError(
+        raise stream_broken(
+            route,
             f"probing {route.provider} failed: {type(exc).__name__}",
-            error_class=ErrorClass(kind="transient", retryable=True, reason="probe failed"),
-            route=route,
+            reason="probe failed",
+            fallback=False,
         ) from None
     if answer.status_code >= 400:
         raise http_error(answer.status_code, answer.headers, answer.content, route)

@@ -14,7 +14,6 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from modelplug.errors import ErrorClass
 from modelplug.held_text import HeldText
 from modelplug.redact import redact
 from modelplug.types import (
@@ -37,7 +36,7 @@ from modelplug.types import (
     new_tool_use_id,
 )
 
-from .errors import StreamBrokenError, UnreachableError, http_error
+from .errors import StreamBrokenError, http_error, stream_broken, unreachable
 from .http import request_headers, shared_http
 from .loose_json import parse_arguments
 from .request import REASONING_FIELDS, build_body
@@ -317,27 +316,19 @@ async def stream_chat(
             stream=True,
         )
     except httpx2.ConnectError:
-        raise UnreachableError(
-            f"Cannot reach {route.provider} at {route.endpoint.base_url}. Is the server running?",
-            error_class=ErrorClass(kind="unreachable", fallback=True, reason="connection refused"),
-            route=route,
-        ) from None
+        raise unreachable(route) from None
     except httpx2.TimeoutException as exc:
-        raise StreamBrokenError(
+        raise stream_broken(
+            route,
             f"{route.provider} at {route.endpoint.base_url} did not answer in time "
             f"({type(exc).__name__})",
-            error_class=ErrorClass(
-                kind="transient", retryable=True, fallback=True, reason="timed out"
-            ),
-            route=route,
+            reason="timed out",
         ) from None
     except httpx2.TransportError as exc:
-        raise StreamBrokenError(
+        raise stream_broken(
+            route,
             f"the request to {route.provider} failed: {type(exc).__name__}",
-            error_class=ErrorClass(
-                kind="transient", retryable=True, fallback=True, reason="connection lost"
-            ),
-            route=route,
+            reason="connection lost",
         ) from None
     try:
         if response.status_code >= 300:
@@ -366,118 +357,114 @@ async def stream_chat(
         finished = False
         try:
             if response.headers.get("content-type", "").startswith("application/json"):
-                # A server that ignored stream=true: one whole completion.
-                chunks: AsyncIterator[bytes] = _as_events(await response.aread(), route, acc)
+                # A server that ignored stream=true: its whole completion is the one event
+                # it would have streamed, and the end.
+                for event in acc.event(_as_event(await response.aread(), route, acc)):
+                    yield event
+                finished = True
             else:
-                chunks = response.aiter_bytes()
-            async for chunk in chunks:
-                piece = rest + decode(chunk) if rest else decode(chunk)
-                if "\r" in piece:
-                    piece = piece.replace("\r\n", "\n")
-                if "\n\n" not in piece:
-                    rest = piece
-                    continue
-                # Split into events (not lines): one step per event, not two.
-                events = piece.split("\n\n")
-                rest = events.pop()
-                for raw in events:
-                    if "\n" not in raw and raw.startswith("data:"):
-                        start = 6 if raw.startswith(" ", 5) else 5  # no copy of the JSON
-                    else:
-                        # Comments (": OPENROUTER PROCESSING"), event:/id: fields, data
-                        # over several lines: the slow way.
-                        data = _data_of(raw)
-                        if data is None:
-                            continue
-                        raw, start = data, 0
-                    # One JSON parse per event, through json's C scanner directly:
-                    # json.loads adds two regex matches and two Python frames.
-                    try:
-                        obj, end = scan(raw, start)
-                        if end != len(raw):
-                            raise ValueError("trailing data")
-                    except (StopIteration, ValueError):
-                        # "[DONE]", whitespace around the JSON, or a broken event.
-                        raw = raw[start:]
-                        try:
-                            obj = loads(raw)
-                        except ValueError:
-                            if raw.strip() == "[DONE]":
-                                finished = True
+                async for chunk in response.aiter_bytes():
+                    piece = rest + decode(chunk) if rest else decode(chunk)
+                    if "\r" in piece:
+                        piece = piece.replace("\r\n", "\n")
+                    if "\n\n" not in piece:
+                        rest = piece
+                        continue
+                    # Split into events (not lines): one step per event, not two.
+                    events = piece.split("\n\n")
+                    rest = events.pop()
+                    for raw in events:
+                        if "\n" not in raw and raw.startswith("data:"):
+                            start = 6 if raw.startswith(" ", 5) else 5  # no copy of the JSON
+                        else:
+                            # Comments (": OPENROUTER PROCESSING"), event:/id: fields, data
+                            # over several lines: the slow way.
+                            data = _data_of(raw)
+                            if data is None:
                                 continue
-                            if not raw.strip():
-                                continue  # an empty data line: a keep-alive
-                            raise _malformed(route, raw, acc) from None
-                    if fast:
-                        # The hot path: a plain text delta. Anything else (reasoning,
-                        # calls, finish, usage, no choices) falls through to the
-                        # Accumulator.
+                            raw, start = data, 0
+                        # One JSON parse per event, through json's C scanner directly:
+                        # json.loads adds two regex matches and two Python frames.
                         try:
-                            if not obj.keys() <= known_fields:
-                                acc.extras(obj)  # unknown fields are kept, on any event
-                            choices = obj.get("choices")
-                            if choices:
-                                choice = choices[0]
-                                delta = choice.get("delta")
-                                if delta and choice.get("finish_reason") is None:
-                                    content = delta.get("content")
-                                    if (
-                                        type(content) is str
-                                        and content
-                                        and (len(delta) == 1 or delta.keys() <= plain_delta)
-                                    ):
-                                        text.append(content)
-                                        yield TextDelta.of(content)
-                                        continue
-                        except AttributeError:
-                            raise _malformed(route, raw, acc) from None
-                    if type(obj) is not dict:
-                        raise _malformed(route, raw, acc)
-                    for event in acc.event(obj):
-                        yield event
-                    fast = held is None
-            tail = (rest + decode(b"", final=True)).strip()
-            if tail:
-                # A last event without its blank line.
-                data = _data_of(tail)
-                if data is not None and data.strip() == "[DONE]":
-                    finished = True
-                elif data is not None:
-                    try:
-                        obj = loads(data)
-                    except ValueError:
-                        raise _malformed(route, data, acc) from None
-                    if type(obj) is not dict:
-                        raise _malformed(route, data, acc)
-                    for event in acc.event(obj):
-                        yield event
+                            obj, end = scan(raw, start)
+                            if end != len(raw):
+                                raise ValueError("trailing data")
+                        except (StopIteration, ValueError):
+                            # "[DONE]", whitespace around the JSON, or a broken event.
+                            raw = raw[start:]
+                            try:
+                                obj = loads(raw)
+                            except ValueError:
+                                if raw.strip() == "[DONE]":
+                                    finished = True
+                                    continue
+                                if not raw.strip():
+                                    continue  # an empty data line: a keep-alive
+                                raise _malformed(route, raw, acc) from None
+                        if fast:
+                            # The hot path: a plain text delta. Anything else (reasoning,
+                            # calls, finish, usage, no choices) falls through to the
+                            # Accumulator.
+                            try:
+                                if not obj.keys() <= known_fields:
+                                    acc.extras(obj)  # unknown fields are kept, on any event
+                                choices = obj.get("choices")
+                                if choices:
+                                    choice = choices[0]
+                                    delta = choice.get("delta")
+                                    if delta and choice.get("finish_reason") is None:
+                                        content = delta.get("content")
+                                        if (
+                                            type(content) is str
+                                            and content
+                                            and (len(delta) == 1 or delta.keys() <= plain_delta)
+                                        ):
+                                            text.append(content)
+                                            yield TextDelta.of(content)
+                                            continue
+                            except AttributeError:
+                                raise _malformed(route, raw, acc) from None
+                        if type(obj) is not dict:
+                            raise _malformed(route, raw, acc)
+                        for event in acc.event(obj):
+                            yield event
+                        fast = held is None
+                tail = (rest + decode(b"", final=True)).strip()
+                if tail:
+                    # A last event without its blank line.
+                    data = _data_of(tail)
+                    if data is not None and data.strip() == "[DONE]":
+                        finished = True
+                    elif data is not None:
+                        try:
+                            obj = loads(data)
+                        except ValueError:
+                            raise _malformed(route, data, acc) from None
+                        if type(obj) is not dict:
+                            raise _malformed(route, data, acc)
+                        for event in acc.event(obj):
+                            yield event
         except httpx2.ReadTimeout:
-            raise StreamBrokenError(
+            raise stream_broken(
+                route,
                 f"{route.provider} sent nothing for {options.read_timeout:g} s (read_timeout in "
                 "[openai-compat]); the server stalled",
-                error_class=ErrorClass(
-                    kind="transient", retryable=True, fallback=True, reason="the stream stalled"
-                ),
-                route=route,
+                reason="the stream stalled",
                 partial=acc.partial(),
             ) from None
         except (httpx2.TransportError, httpx2.DecodingError) as exc:
-            raise StreamBrokenError(
+            raise stream_broken(
+                route,
                 f"the connection to {route.provider} dropped mid-stream ({type(exc).__name__})",
-                error_class=ErrorClass(
-                    kind="transient", retryable=True, fallback=True, reason="connection lost"
-                ),
-                route=route,
+                reason="connection lost",
                 partial=acc.partial(),
             ) from None
         if not finished and acc.finish_reason is None:
-            raise StreamBrokenError(
+            raise stream_broken(
+                route,
                 f"the stream from {route.provider} ended before the server said it was done "
                 "(no finish_reason and no [DONE])",
-                error_class=ErrorClass(
-                    kind="transient", retryable=True, fallback=True, reason="the stream ended early"
-                ),
-                route=route,
+                reason="the stream ended early",
                 partial=acc.partial(),
             )
         for event in _finish(route, request, acc, held, acc.shown, sent, response.headers):
@@ -486,7 +473,7 @@ async def stream_chat(
         await response.aclose()
 
 
-async def _as_events(body: bytes, route: Route, acc: Accumulator) -> AsyncIterator[bytes]:
+def _as_event(body: bytes, route: Route, acc: Accumulator) -> dict[str, Any]:
     """A whole (non-streamed) completion as the one event it would have streamed."""
     try:
         whole = json.loads(body)
@@ -501,7 +488,7 @@ async def _as_events(body: bytes, route: Route, acc: Accumulator) -> AsyncIterat
         for c in choices[:1]
         if isinstance(c, dict)
     ]
-    yield b"data: " + json.dumps(event).encode() + b"\n\ndata: [DONE]\n\n"
+    return event
 
 
 def _data_of(event: str) -> str | None:
@@ -511,12 +498,10 @@ def _data_of(event: str) -> str | None:
 
 
 def _malformed(route: Route, raw: str, acc: Accumulator) -> StreamBrokenError:
-    return StreamBrokenError(
+    return stream_broken(
+        route,
         f"{route.provider} sent an event that is not a JSON object: {redact(raw.strip())[:200]!r}",
-        error_class=ErrorClass(
-            kind="transient", retryable=True, fallback=True, reason="malformed stream event"
-        ),
-        route=route,
+        reason="malformed stream event",
         partial=acc.partial(),
     )
 
