@@ -245,3 +245,24 @@ def test_modelplug_stream_reports_each_unusable_fallback_once_when_the_cooling_m
         )
     reports = " ".join(n.message for n in seen)
     assert reports.count("skipped keyed/k") == 1
+
+
+class CountingCooldowns(MemoryCooldowns):
+    """A cooldown table that counts how often a model's cooldown is read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: list[str] = []
+
+    def remaining(self, key: str) -> float:
+        self.reads.append(key)
+        return super().remaining(key)
+
+
+def test_modelplug_stream_reads_the_cooldown_once_on_a_success(make_client: Any) -> None:
+    store = CountingCooldowns()
+    client = make_client(FallbackPolicy(store=store), FakeModel([text("x")], provider="a"))
+
+    client.complete("a/m", "hi")
+
+    assert store.reads == ["a/m"]

@@ -13,6 +13,7 @@ from modelplug.errors import ConfigError, NoProviderError
 from modelplug.plugins import hookimpl
 from modelplug.testing import FakeModel, text
 from modelplug.types import Notice, Request
+from modelplug_fallback.options import load_options
 from modelplug_fallback.policy import FallbackPolicy, default_policy, policies_on
 
 
@@ -200,4 +201,85 @@ def test_modelplug_stream_falls_back_when_the_primary_cannot_open_for_a_missing_
     assert response.model == "b/m"
     assert seen[0].message == (
         "eager/m failed (Set EAGER_KEY to use the provider eager.); falling back to b/m"
+    )
+
+
+class FailsLoudly:
+    """Stands in for what only a failure needs: building it on a success fails the test."""
+
+    def __init__(self, *args: object) -> None:
+        raise AssertionError("built for a call that succeeded")
+
+
+def test_modelplug_stream_builds_nothing_for_a_failure_on_a_success(
+    client_with: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import modelplug_fallback.policy as policy_module
+
+    monkeypatch.setattr(policy_module, "Candidates", FailsLoudly)
+    monkeypatch.setattr(policy_module, "policies_on", FailsLoudly)
+    config = {"fallbacks": {"fake/m": ["nowhere/x", "fake/backup"]}}
+    client = client_with(FakeModel([text("one"), text("two")]), config=config)
+
+    assert client.complete("fake/m", "hi").text == "one"
+    assert client.complete("fake/m", "hi").text == "two"
+
+
+def test_modelplug_stream_validates_the_options_once_per_client(
+    policy: Any, make_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import modelplug_fallback.policy as policy_module
+
+    validated: list[object] = []
+
+    def counting_load_options(settings: Any, overrides: Any) -> Any:
+        validated.append(settings)
+        return load_options(settings, overrides)
+
+    monkeypatch.setattr(policy_module, "load_options", counting_load_options)
+    shared = policy(retries=1)
+    first = make_client(shared, FakeModel([text("x")] * 3))
+    second = make_client(shared, FakeModel([text("y")]))
+
+    for _ in range(3):
+        first.complete("fake/m", "hi")
+    second.complete("fake/m", "hi")
+
+    assert validated == [first.settings, second.settings]
+
+
+def test_modelplug_stream_rejects_a_wrong_table_on_every_call_of_its_client(
+    make_client: Any,
+) -> None:
+    good = make_client("modelplug-fallback", FakeModel([text("fine")]), entry_points=True)
+    bad = make_client(
+        "modelplug-fallback",
+        FakeModel([text("never")] * 2),
+        entry_points=True,
+        config={"fallback": {"retries": -1}},
+    )
+
+    assert good.complete("fake/m", "hi").text == "fine"
+    for _ in range(2):  # a bad table is never taken for a validated one
+        with pytest.raises(
+            ConfigError, match=r"\[fallback\] settings: retries: .*known settings: retries"
+        ):
+            bad.complete("fake/m", "hi")
+
+
+def test_modelplug_stream_falls_back_as_before_after_successful_calls(
+    client_with: Any, clock: Any, kit: Any
+) -> None:
+    first, second = kit.two_models([text("a"), kit.rate_limited()], [text("b")])
+    config = {"fallbacks": {"a/m": ["nowhere/x", "b/m"]}}
+    client = client_with(first, second, config=config, options={"retries": 0})
+
+    assert client.complete("a/m", "hi").text == "a"
+    response, seen = notice_list(client, "a/m")
+
+    assert response.model == "b/m"
+    (notice,) = seen
+    assert notice.message.startswith(
+        "a/m failed (rate limited (429)); falling back to b/m (skipped nowhere/x: "
+        "Unknown provider 'nowhere'"
     )

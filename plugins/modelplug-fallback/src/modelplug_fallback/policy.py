@@ -12,8 +12,10 @@ import asyncio
 import random as _random
 import sys
 import time
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from modelplug.errors import (
@@ -48,6 +50,7 @@ from .options import FallbackOptions, load_options
 
 if TYPE_CHECKING:
     from modelplug.client import Client
+    from modelplug.settings import Settings
 
 __all__ = ["FallbackPolicy", "default_policy", "policies_on"]
 
@@ -91,6 +94,9 @@ class FallbackPolicy:
         self.clock = clock
         self.sleep = sleep
         self.random = random
+        self._options_by_client: weakref.WeakKeyDictionary[
+            Client, tuple[Settings, FallbackOptions]
+        ] = weakref.WeakKeyDictionary()
 
     @hookimpl(wrapper=True)
     def modelplug_stream(self, route: Route, request: Request, client: Client) -> HookWrapper:
@@ -124,8 +130,18 @@ class FallbackPolicy:
     ) -> AsyncIterator[Event]:
         """The stream the caller sees: ``stream`` (or ``first_error``) on ``route``,
         then retries and fallbacks as the options allow."""
-        call = _Call(self, load_options(client.settings, self.overrides), route, request, client)
+        call = _Call(self, self.options_for(client), route, request, client)
         return call.events(stream, first_error)
+
+    def options_for(self, client: Client) -> FallbackOptions:
+        """This policy's options on ``client``, validated on the client's first call
+        (and again only if its settings are replaced), not on every call."""
+        cached = self._options_by_client.get(client)
+        if cached is not None and cached[0] is client.settings:
+            return cached[1]
+        options = load_options(client.settings, self.overrides)
+        self._options_by_client[client] = (client.settings, options)
+        return options
 
     def _takes_open_error(self, exc: Exception, route: Route, client: Client) -> bool:
         has_chain = bool(chain_specs(client.settings, route))
@@ -134,7 +150,7 @@ class FallbackPolicy:
         error_class = client.classify(exc, route)
         if error_class.kind == "aborted":
             return False
-        retries = load_options(client.settings, self.overrides).retries
+        retries = self.options_for(client).retries
         retryable = error_class.retryable and error_class.kind not in NEVER_RETRY and retries > 0
         return retryable or (error_class.fallback and has_chain)
 
@@ -177,7 +193,11 @@ class _Step:
 
 
 class _Call:
-    """One call's attempts: its candidates, what was tried, the budget clock."""
+    """One call's attempts: its candidates, what was tried, the budget clock.
+
+    A call that succeeds on the route asked for never needs its candidates nor the
+    policies to skip when re-opening, so both are found on the first failure.
+    """
 
     def __init__(
         self,
@@ -192,14 +212,22 @@ class _Call:
         self.route = route
         self.request = request
         self.client = client
-        self.exclude = policies_on(client)
-        if policy not in self.exclude:
-            self.exclude.append(policy)
-        self.candidates = Candidates(client, route)
         self.tried: list[str] = []
         self.skipped: list[tuple[str, str]] = []
         self.tried_cooling = False
         self.started = 0.0
+
+    @cached_property
+    def candidates(self) -> Candidates:
+        return Candidates(self.client, self.route)
+
+    @cached_property
+    def exclude(self) -> list[object]:
+        """The policies a re-opened stream skips: every one on the client, and this one."""
+        policies = policies_on(self.client)
+        if self.policy not in policies:
+            policies.append(self.policy)
+        return policies
 
     # -- choosing and opening candidates ----------------------------------------------
 
@@ -238,16 +266,15 @@ class _Call:
         self.started = policy.clock()
         current, index = self.route, 0
         stream, pending = first, first_error
-        chosen = None
-        if policy.store.remaining(current.name) > 0:
-            # A model that failed lately is skipped silently while another can answer.
-            chosen = self.pick(1)
+        cooling = policy.store.remaining(current.name) > 0
+        # A model that failed lately is skipped silently while another can answer.
+        chosen = self.pick(1) if cooling else None
         if chosen is None:
             # Nothing else could answer: the asked model is tried after all, and the
             # candidates found unusable will be met (and reported) again if it fails.
             self.skipped = []
             self.tried.append(current.name)
-            self.tried_cooling = policy.store.remaining(current.name) > 0
+            self.tried_cooling = cooling
         else:
             await _close(stream)
             stream, pending = None, None
@@ -273,7 +300,7 @@ class _Call:
                             yield notices.recovered(current.name, retries, options.retries)
                             waited = False
                         if isinstance(event, Done):
-                            yield Done(response=self.answered(current, event.response))
+                            yield self.done(current, event)
                             return
                         if isinstance(event, OUTPUT):
                             produced = True
@@ -365,6 +392,10 @@ class _Call:
             seconds = options.cooldown_other
         if seconds > 0:
             self.policy.store.mark(route.name, seconds)
+
+    def done(self, route: Route, event: Done) -> Done:
+        response = self.answered(route, event.response)
+        return event if response is event.response else Done(response=response)
 
     def answered(self, route: Route, response: Response) -> Response:
         """The Response, named for and priced as the model that answered."""
