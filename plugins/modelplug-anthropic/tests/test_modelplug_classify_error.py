@@ -195,3 +195,67 @@ def test_modelplug_classify_error_is_used_by_the_client(make_client: MakeClient)
     client = make_client(modelplug_anthropic)
     error = BatchResultError("x", result="errored", type="overloaded_error")
     assert client.classify(error, ROUTE).kind == "overloaded"
+
+
+@pytest.mark.parametrize(
+    ("status", "etype", "kind", "reason"),
+    [
+        (529, "overloaded_error", "overloaded", "Anthropic is overloaded"),
+        (200, "overloaded_error", "overloaded", "Anthropic is overloaded"),
+        (503, "api_error", "transient", "Anthropic server error 503"),
+        (200, "api_error", "transient", "Anthropic server error"),
+        (408, "timeout_error", "transient", "request timeout"),
+        (409, "conflict_error", "transient", "conflict"),
+        (401, "authentication_error", "auth", "authentication failed; check the key"),
+        (200, "authentication_error", "auth", "authentication failed"),
+        (403, "permission_error", "auth", "permission denied"),
+        (402, "billing_error", "quota", "billing problem"),
+        (429, "rate_limit_error", "rate_limit", "rate limited"),
+        (404, "not_found_error", "not_found", "model not found"),
+        (400, "invalid_request_error", "bad_request", "bad request (400)"),
+        (200, "unheard_of_error", "bad_request", "bad request"),
+    ],
+)
+def test_modelplug_classify_error_says_why_in_anthropic_words(
+    status: int, etype: str, kind: str, reason: str
+) -> None:
+    anthropic = pytest.importorskip("anthropic")
+    httpx2 = pytest.importorskip("httpx2")
+    request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    body = error_body(etype, "something went wrong")
+    error = anthropic.APIStatusError(
+        str(body), response=httpx2.Response(status, request=request), body=body
+    )
+    result = modelplug_anthropic.modelplug_classify_error(error=error, route=ROUTE)
+    assert result is not None
+    assert (result.kind, result.reason) == (kind, reason)
+    assert result.status == (None if status == 200 else status)
+
+
+def test_modelplug_classify_error_a_timeout_over_a_cancelled_wait_is_still_a_timeout() -> None:
+    httpx2 = pytest.importorskip("httpx2")
+    request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    timeout = httpx2.ReadTimeout("idle", request=request)
+    timeout.__context__ = asyncio.CancelledError()  # how a cancel scope's timeout is raised
+    refused = httpx2.ConnectError("refused", request=request)
+    for error, reason in ((timeout, "timed out"), (refused, "connection lost")):
+        result = modelplug_anthropic.modelplug_classify_error(error=error, route=ROUTE)
+        assert result is not None
+        assert (result.kind, result.retryable, result.reason) == ("transient", True, reason)
+
+
+@pytest.mark.parametrize(
+    ("result", "kind", "fallback", "reason"),
+    [
+        ("expired", "other", True, "the batch request expired"),
+        ("canceled", "aborted", False, "the batch was canceled"),
+        ("vanished", "other", False, "the batch request ended as vanished"),
+    ],
+)
+def test_modelplug_classify_error_batch_endings_say_why(
+    result: str, kind: str, fallback: bool, reason: str
+) -> None:
+    error = BatchResultError("x", result=result)
+    found = modelplug_anthropic.modelplug_classify_error(error=error, route=ROUTE)
+    assert found is not None
+    assert (found.kind, found.fallback, found.reason) == (kind, fallback, reason)

@@ -2,6 +2,8 @@
 
 The SDK is never imported here: an exception can only be one of its errors if the SDK
 is already loaded, so the check reads ``sys.modules`` and the error's plain properties.
+What every provider's errors share (the status table, Retry-After, an abort) is core's;
+this module adds the SDK's exception types, Anthropic's wording and the batch results.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import dataclasses
 import sys
 from typing import Any
 
+from modelplug.builtin.classify import classify as generic_classify
 from modelplug.builtin.classify import retry_after_of
 from modelplug.errors import ErrorClass, class_for_status
 
@@ -32,11 +35,6 @@ class BatchResultError(Exception):
         self.type = type
 
 
-def _is_sdk_error(error: BaseException) -> bool:
-    sdk = sys.modules.get("anthropic")
-    return sdk is not None and isinstance(error, sdk.AnthropicError)
-
-
 def _is_transport_error(error: BaseException) -> bool:
     transport = sys.modules.get("httpx2")
     return transport is not None and isinstance(error, transport.TransportError)
@@ -47,32 +45,49 @@ def _text(error: BaseException) -> str:
     return " ".join(parts).lower()
 
 
+def _transient(reason: str) -> ErrorClass:
+    return ErrorClass(kind="transient", retryable=True, fallback=True, reason=reason)
+
+
+def _in_anthropic_words(found: ErrorClass) -> ErrorClass:
+    """Core's class for a status error, its reason said as Anthropic's errors page
+    says it where that tells the reader more."""
+    if found.kind == "overloaded":
+        reason = "Anthropic is overloaded"
+    elif found.kind == "transient" and found.status not in (408, 409):
+        # Core's "server error 503"; a request timeout or a conflict keeps core's words.
+        reason = f"Anthropic {found.reason}"
+    elif found.kind == "auth" and found.status == 401:
+        reason = "authentication failed; check the key"
+    elif found.kind == "quota":
+        reason = "billing problem"
+    else:
+        return found
+    return dataclasses.replace(found, reason=reason)
+
+
 def _status_error(error: Any) -> ErrorClass:
-    status: int | None = getattr(error, "status_code", None)
-    etype = getattr(error, "type", None)
     # An `error` event inside a 200 stream arrives as a status error with status 200;
     # its type says what happened.
-    shown = status if status != 200 else None
-    error_class = class_for_status(
-        shown, error_type=etype, text=_text(error), retry_after=retry_after_of(error)
+    status: int | None = error.status_code if error.status_code != 200 else None
+    found = class_for_status(
+        status,
+        error_type=getattr(error, "type", None),
+        text=_text(error),
+        retry_after=retry_after_of(error),
     )
-    if error_class is None:
-        return ErrorClass(
-            kind="bad_request",
-            status=shown,
-            reason=f"bad request ({status})" if shown else "bad request",
-        )
-    reason = {
-        "overloaded": "Anthropic is overloaded",
-        "transient": f"Anthropic server error {shown}" if shown else "Anthropic server error",
-    }.get(error_class.kind)
-    if error_class.kind == "auth" and error_class.status == 401:
-        reason = "authentication failed; check the key"
-    if error_class.kind == "quota":
-        reason = "billing problem"
-    if reason is None or (error_class.kind == "transient" and status in (408, 409)):
-        return error_class
-    return dataclasses.replace(error_class, reason=reason)
+    if found is None:
+        # An error event of a type core's table does not know.
+        reason = f"bad request ({status})" if status else "bad request"
+        return ErrorClass(kind="bad_request", status=status, reason=reason)
+    return _in_anthropic_words(found)
+
+
+BATCH_ENDINGS = {
+    # The batch ran out of time (24 h); another model may still answer now.
+    "expired": ErrorClass(kind="other", fallback=True, reason="the batch request expired"),
+    "canceled": ErrorClass(kind="aborted", reason="the batch was canceled"),
+}
 
 
 def _batch_error(error: BatchResultError) -> ErrorClass:
@@ -82,12 +97,9 @@ def _batch_error(error: BatchResultError) -> ErrorClass:
             kind = "bad_request" if error.type == "invalid_request_error" else "other"
             return ErrorClass(kind=kind, reason=f"the batch request failed: {error.type}")
         return dataclasses.replace(found, reason=f"the batch request failed: {found.reason}")
-    if error.result == "expired":
-        # The batch ran out of time (24 h); another model may still answer now.
-        return ErrorClass(kind="other", fallback=True, reason="the batch request expired")
-    if error.result == "canceled":
-        return ErrorClass(kind="aborted", reason="the batch was canceled")
-    return ErrorClass(kind="other", reason=f"the batch request ended as {error.result}")
+    return BATCH_ENDINGS.get(error.result) or ErrorClass(
+        kind="other", reason=f"the batch request ended as {error.result}"
+    )
 
 
 def classify(error: BaseException, ours: bool = True) -> ErrorClass | None:
@@ -97,31 +109,21 @@ def classify(error: BaseException, ours: bool = True) -> ErrorClass | None:
     error (raised from inside a streamed body) is ours to classify too.
     """
     if isinstance(error, asyncio.CancelledError):
-        return ErrorClass(kind="aborted", reason="the call was cancelled")
+        return generic_classify(error)
     if isinstance(error, BatchResultError):
         return _batch_error(error)
     if isinstance(error, ResponseStartTimeout):
-        return ErrorClass(
-            kind="transient", retryable=True, fallback=True, reason="no response in time"
-        )
-    if _is_sdk_error(error):
-        sdk: Any = sys.modules["anthropic"]
-        if isinstance(error, sdk.APIStatusError):
-            return _status_error(error)
-        if isinstance(error, sdk.APITimeoutError):
-            return ErrorClass(kind="transient", retryable=True, fallback=True, reason="timed out")
-        if isinstance(error, sdk.APIConnectionError):
-            return ErrorClass(
-                kind="transient", retryable=True, fallback=True, reason="connection lost"
-            )
-        return None
-    if ours and _is_transport_error(error):
-        # Raised from inside a stream's body (the SDK wraps only the initial send).
-        timed_out = "Timeout" in type(error).__name__
-        return ErrorClass(
-            kind="transient",
-            retryable=True,
-            fallback=True,
-            reason="timed out" if timed_out else "connection lost",
-        )
+        return _transient("no response in time")
+    sdk = sys.modules.get("anthropic")
+    if sdk is not None and isinstance(error, sdk.APIStatusError):
+        return _status_error(error)
+    # Not left to core, which reads the whole cause chain (a timeout raised over a
+    # cancelled wait would read as an abort) and knows only some transport names (a
+    # ConnectError would be "other"). An SDK connection error, or a transport error on
+    # our route (raised inside a stream's body: the SDK wraps only the initial send),
+    # is a lost connection or a timeout, to retry.
+    if (sdk is not None and isinstance(error, sdk.APIConnectionError)) or (
+        ours and _is_transport_error(error)
+    ):
+        return _transient("timed out" if "Timeout" in type(error).__name__ else "connection lost")
     return None
