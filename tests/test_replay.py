@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from modelplug.replay import replayable_messages
+from modelplug.replay import is_replayable, replayable_messages
 from modelplug.types import Message, OpaqueBlock, TextBlock, ThinkingBlock, ToolUseBlock
 
 
@@ -49,3 +49,15 @@ def test_block_origin_must_match_too() -> None:
     )
     out = replayable_messages([message], "anthropic/claude-sonnet-4-5")
     assert [type(b).__name__ for b in out[0].content] == ["TextBlock"]
+
+
+def test_a_set_of_names_for_one_model_is_one_target() -> None:
+    # A vendor's streaming and batch routes run the same model: its reasoning may go
+    # to either; a model outside the set still gets only portable blocks.
+    same = {"anthropic/claude-sonnet-4-5", "anthropic-batch/claude-sonnet-4-5"}
+    thinking = history()[1].content[0]
+    assert is_replayable(thinking, history()[1], same)
+    assert not is_replayable(thinking, history()[1], {"anthropic-batch/claude-sonnet-4-5"})
+    stamped = ThinkingBlock(text="x", origin="anthropic-batch/claude-sonnet-4-5")
+    assert is_replayable(stamped, history()[1], same)
+    assert not is_replayable(stamped, history()[1], "anthropic/claude-sonnet-4-5")

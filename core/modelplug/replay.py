@@ -10,21 +10,22 @@ switching back to the original model replays its own reasoning again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from .types import Block, Message, OpaqueBlock, Route, ThinkingBlock
 
 __all__ = ["is_replayable", "replayable_blocks", "replayable_messages"]
 
 
-def is_replayable(block: Block, message: Message, target: str) -> bool:
+def is_replayable(block: Block, message: Message, target: str | Collection[str]) -> bool:
     """Whether ``block`` of ``message`` may go to the model named ``target``
-    (``provider/model``)."""
+    (``provider/model``). ``target`` may be a set of names that are one model, such as
+    a vendor's streaming and batch routes to it."""
     if not isinstance(block, ThinkingBlock | OpaqueBlock):
         return True
-    if message.model != target:
-        return False
-    return block.origin is None or block.origin == target
+    if isinstance(target, str):
+        return message.model == target and (block.origin is None or block.origin == target)
+    return message.model in target and (block.origin is None or block.origin in target)
 
 
 def replayable_blocks(message: Message, target: str) -> list[Block]:

@@ -187,7 +187,7 @@ def to_wire_messages(
         own = message.model in names
         content: list[dict[str, Any]] = []
         for block in message.content:
-            if not any(is_replayable(block, message, name) for name in names):
+            if not is_replayable(block, message, names):
                 continue
             if isinstance(block, ThinkingBlock | OpaqueBlock) and message.role != "assistant":
                 continue
