@@ -230,6 +230,10 @@ def test_modelplug_parse_text_tool_calls(make_client: Any) -> None:
     plain = client.held_text([ToolSpec(name="look")], "unknown-mode")
     assert plain.feed("{x") == "{x"
     assert plain.finish() == ("", "{x", [])
+    # Calls that came another way (native tool calls): the held text is released as is.
+    native = client.held_text([ToolSpec(name="look")], "prefix")
+    assert native.feed("one moment. CALL look") == "one moment. "
+    assert native.release() == "CALL look"
 
 
 class Catalog:

@@ -2,7 +2,8 @@
 
 Adapters for servers whose models sometimes write calls as JSON in the message text use
 :class:`HeldText`: feed it every text delta, show what :meth:`HeldText.feed` returns, and
-call :meth:`HeldText.finish` at the end for the rest of the prose and the calls. It calls
+call :meth:`HeldText.finish` at the end for the rest of the prose and the calls (or
+:meth:`HeldText.release` when the calls came another way and only the held text is due). It calls
 the ``modelplug_parse_text_tool_calls`` hook, keeping one state dict for the whole reply
 so a reader can resume where it stopped instead of re-reading the text.
 """
@@ -75,6 +76,14 @@ class HeldText:
         if not delta:
             return ""
         return self._gen.send(delta)
+
+    def release(self) -> str:
+        """End the reply without reading calls from its text (the server sent real tool
+        calls, or cut the reply off): the text still held back, to show now."""
+        self._gen.send("")
+        text = self._text
+        self._gen.close()
+        return text[self._shown :]
 
     def finish(self) -> tuple[str, str, list[ToolUseBlock]]:
         """End the reply. Returns (text still to show, the whole prose, the calls)."""

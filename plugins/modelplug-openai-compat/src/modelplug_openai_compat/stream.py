@@ -105,7 +105,6 @@ class Accumulator:
         self.metadata: dict[str, Any] = {}
         self.first: Mapping[str, Any] | None = None
         self.held: HeldText | None = None  # set when text may hold tool calls
-        self.shown = 0  # characters of held text shown so far
 
     # -- slow paths of one event ---------------------------------------------------------
 
@@ -161,7 +160,6 @@ class Accumulator:
             else:
                 visible = self.held.feed(content)
                 if visible:
-                    self.shown += len(visible)
                     events.append(TextDelta.of(visible))
         refusal = delta.get("refusal")
         if isinstance(refusal, str) and refusal:
@@ -467,7 +465,7 @@ async def stream_chat(
                 reason="the stream ended early",
                 partial=acc.partial(),
             )
-        for event in _finish(route, request, acc, held, acc.shown, sent, response.headers):
+        for event in _finish(route, request, acc, held, sent, response.headers):
             yield event
     finally:
         await response.aclose()
@@ -511,7 +509,6 @@ def _finish(
     request: Request,
     acc: Accumulator,
     held: HeldText | None,
-    shown: int,
     sent: int,
     headers: Mapping[str, str],
 ) -> list[Event]:
@@ -526,7 +523,7 @@ def _finish(
             rest, text, calls = held.finish()
             read_from_text = bool(calls)
         else:
-            rest = text[shown:]
+            rest = held.release()
         if rest:
             events.append(TextDelta(text=rest))
     stop: StopReason = STOP_REASONS.get(reason or "stop", "other")
