@@ -1,6 +1,6 @@
 """Shared helpers, handed to tests through the ``kit`` fixture (test modules cannot
-import this file): the request's tools, the hook through a Client with the plugin,
-HeldText streaming, and calls rendered in every accepted form."""
+import this file): the request's tools and the modes, the hook through a Client with
+the plugin, HeldText streaming, and calls rendered in every accepted form."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import modelplug_textcalls
 import pytest
 from modelplug.client import Client
-from modelplug.types import ParsedText, ToolSpec
+from modelplug.types import ParsedText, ToolSpec, ToolUseBlock
 
 TOOLS = [
     ToolSpec(
@@ -24,8 +24,9 @@ TOOLS = [
     ToolSpec(name="search"),
 ]
 NAMES = [tool.name for tool in TOOLS]
-JSON_MODES = ("whole", "lines")
-ALL_MODES = ("whole", "lines", "off", "heredoc")
+MODES = ("whole", "lines", "off", "heredoc")
+FORMS = ("alone", "per-line", "spread", "array", "array-spread", "fence", "fences", "tag")
+FORMS_FOR_SEVERAL = tuple(form for form in FORMS if form != "alone")  # "alone" is one call
 
 Call = tuple[str, dict[str, Any]]
 
@@ -59,7 +60,8 @@ def render(calls: list[Call], form: str, key: str = "arguments") -> str:
     raise AssertionError(form)
 
 
-FORMS = ("alone", "per-line", "spread", "array", "array-spread", "fence", "fences", "tag")
+def names_and_inputs(calls: list[ToolUseBlock]) -> list[tuple[str, Any]]:
+    return [(call.name, call.input) for call in calls]
 
 
 @dataclass
@@ -72,6 +74,13 @@ class Streamed:
     @property
     def shown_text(self) -> str:
         return "".join(self.shown)
+
+
+@pytest.fixture(params=FORMS)
+def form(request: pytest.FixtureRequest) -> str:
+    """Each accepted form in turn: a test that takes it runs once per form."""
+    chosen: str = request.param
+    return chosen
 
 
 @pytest.fixture
@@ -122,10 +131,13 @@ def kit(client: Client) -> types.SimpleNamespace:
     return types.SimpleNamespace(
         TOOLS=TOOLS,
         NAMES=NAMES,
+        MODES=MODES,
         FORMS=FORMS,
+        FORMS_FOR_SEVERAL=FORMS_FOR_SEVERAL,
         client=client,
         parse=parse_with(client),
         stream=lambda deltas, mode, tools=None: stream(client, deltas, mode, tools),
         render=render,
         call_json=call_json,
+        names_and_inputs=names_and_inputs,
     )

@@ -45,7 +45,7 @@ def read(kit: SimpleNamespace, text: str) -> SimpleNamespace:
     result = kit.parse(text, mode="heredoc")
     return SimpleNamespace(
         text=result.text,
-        calls=[(c.name, c.input) for c in result.calls],
+        calls=kit.names_and_inputs(result.calls),
         problems=result.problems,
     )
 
@@ -224,7 +224,7 @@ def test_streaming_a_heredoc_call_never_shows_it(kit: SimpleNamespace) -> None:
     streamed = kit.stream(list(reply), "heredoc")
     assert streamed.shown_text == "Writing.\n"
     assert streamed.rest == "Done."
-    assert [(c.name, c.input) for c in streamed.calls] == [("write_file", WRITE_ARGS)]
+    assert kit.names_and_inputs(streamed.calls) == [("write_file", WRITE_ARGS)]
 
 
 def test_streaming_a_truncated_call_releases_it_at_the_end(kit: SimpleNamespace) -> None:

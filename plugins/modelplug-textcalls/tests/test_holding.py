@@ -121,7 +121,7 @@ def test_lines_mode_shows_each_prose_line_at_once_and_never_the_call(
     assert streamed.shown[: len("Let me check.\n")] == list("Let me check.\n")
     assert streamed.rest == "Done."
     assert streamed.prose == "Let me check.\nDone."
-    assert [(c.name, c.input) for c in streamed.calls] == [("get_weather", {"city": "Paris"})]
+    assert kit.names_and_inputs(streamed.calls) == [("get_weather", {"city": "Paris"})]
 
 
 def test_whole_mode_releases_held_text_once_a_call_is_ruled_out(kit: SimpleNamespace) -> None:
@@ -166,4 +166,4 @@ def test_the_readme_example(kit: SimpleNamespace) -> None:
     rest, prose, calls = held.finish()
     assert (first, second, rest) == ("Let me look.\n", "", "One moment.")
     assert prose == "Let me look.\nOne moment."
-    assert [(c.name, c.input) for c in calls] == [("get_weather", {"city": "Paris"})]
+    assert kit.names_and_inputs(calls) == [("get_weather", {"city": "Paris"})]

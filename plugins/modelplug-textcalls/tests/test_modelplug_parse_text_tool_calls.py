@@ -15,17 +15,13 @@ WEATHER = ("get_weather", {"city": "Paris"})
 WRITE = ("write_file", {"path": "a.txt", "content": "hi\n", "mode": 420, "tags": ["x"]})
 
 
-def names_and_inputs(calls: list[ToolUseBlock]) -> list[tuple[str, object]]:
-    return [(call.name, call.input) for call in calls]
-
-
 def test_modelplug_parse_text_tool_calls(kit: SimpleNamespace) -> None:
     reply = 'Let me look.\n{"name": "get_weather", "arguments": {"city": "Paris"}}\nOne moment.'
 
     result = kit.parse(reply, mode="lines")
 
     assert result.text == "Let me look.\nOne moment."
-    assert names_and_inputs(result.calls) == [WEATHER]
+    assert kit.names_and_inputs(result.calls) == [WEATHER]
     assert result.calls[0].id.startswith("call_") and len(result.calls[0].id) == 29
     assert result.hold_from is None
     assert result.problems == []
@@ -35,9 +31,6 @@ def test_modelplug_parse_text_tool_calls(kit: SimpleNamespace) -> None:
 
 
 @pytest.mark.parametrize("mode", ["whole", "lines"])
-@pytest.mark.parametrize(
-    "form", ["alone", "per-line", "spread", "array", "array-spread", "fence", "fences", "tag"]
-)
 @pytest.mark.parametrize("key", ["arguments", "parameters"])
 def test_every_accepted_form_is_read_in_whole_and_lines_mode(
     kit: SimpleNamespace, mode: str, form: str, key: str
@@ -47,14 +40,11 @@ def test_every_accepted_form_is_read_in_whole_and_lines_mode(
 
     result = kit.parse(reply, mode=mode)
 
-    assert names_and_inputs(result.calls) == calls
+    assert kit.names_and_inputs(result.calls) == calls
     assert result.text == ""
     assert result.problems == []
 
 
-@pytest.mark.parametrize(
-    "form", ["alone", "per-line", "spread", "array", "array-spread", "fence", "fences", "tag"]
-)
 def test_every_accepted_form_stays_text_in_off_mode(kit: SimpleNamespace, form: str) -> None:
     calls = [WEATHER] if form == "alone" else [WEATHER, WRITE]
     reply = kit.render(calls, form)
@@ -75,23 +65,23 @@ def test_json_forms_are_not_the_heredoc_dialect(kit: SimpleNamespace, form: str)
 
 def test_surrounding_whitespace_and_indentation_are_allowed(kit: SimpleNamespace) -> None:
     call = kit.call_json(*WEATHER)
-    assert names_and_inputs(kit.parse(f"\n\n  {call}  \n\n", mode="whole").calls) == [WEATHER]
+    assert kit.names_and_inputs(kit.parse(f"\n\n  {call}  \n\n", mode="whole").calls) == [WEATHER]
     result = kit.parse(f"Sure:\n    {call}\r\nDone.", mode="lines")
-    assert names_and_inputs(result.calls) == [WEATHER]
+    assert kit.names_and_inputs(result.calls) == [WEATHER]
     assert result.text == "Sure:\nDone."
 
 
 def test_fence_info_is_json_in_any_case_with_longer_fences(kit: SimpleNamespace) -> None:
     call = kit.call_json(*WEATHER)
     for reply in (f"```JSON\n{call}\n```", f"````json \n{call}\n`````", f"``` json\n{call}\n```"):
-        assert names_and_inputs(kit.parse(reply, mode="whole").calls) == [WEATHER], reply
+        assert kit.names_and_inputs(kit.parse(reply, mode="whole").calls) == [WEATHER], reply
 
 
 def test_tag_may_hold_the_call_on_one_line_and_several_tags_follow(kit: SimpleNamespace) -> None:
     one = f"<tool_call>{kit.call_json(*WEATHER)}</tool_call>"
     two = f"<tool_call>{kit.call_json(*WRITE)}</tool_call>"
     result = kit.parse(f"{one}\n{two}", mode="whole")
-    assert names_and_inputs(result.calls) == [WEATHER, WRITE]
+    assert kit.names_and_inputs(result.calls) == [WEATHER, WRITE]
 
 
 def test_two_calls_in_an_array(kit: SimpleNamespace) -> None:
@@ -103,7 +93,7 @@ def test_two_calls_in_an_array(kit: SimpleNamespace) -> None:
     )
     for mode in ("whole", "lines"):
         result = kit.parse(reply, mode=mode)
-        assert names_and_inputs(result.calls) == [
+        assert kit.names_and_inputs(result.calls) == [
             ("get_weather", {"city": "Paris"}),
             ("get_weather", {"city": "Oslo"}),
         ]
@@ -121,7 +111,7 @@ def test_prose_before_and_after_in_lines_mode(kit: SimpleNamespace) -> None:
         "That is all."
     )
     result = kit.parse(reply, mode="lines")
-    assert names_and_inputs(result.calls) == [WEATHER, WRITE]
+    assert kit.names_and_inputs(result.calls) == [WEATHER, WRITE]
     assert result.text == "I will check the weather first.\nThen write the file:\nThat is all."
 
 
@@ -247,7 +237,7 @@ def test_lines_mode_text_after_a_call_on_its_line_keeps_the_line_as_text(
 ) -> None:
     reply = f"{kit.call_json(*WEATHER)} <- this one\n{kit.call_json(*WRITE)}"
     result = kit.parse(reply, mode="lines")
-    assert names_and_inputs(result.calls) == [WRITE]
+    assert kit.names_and_inputs(result.calls) == [WRITE]
     assert result.text == f"{kit.call_json(*WEATHER)} <- this one\n"
     assert any("own line" in p for p in result.problems)
 
@@ -256,7 +246,7 @@ def test_lines_mode_a_failing_line_stays_text_and_the_others_run(kit: SimpleName
     bad = '{"name": "rm_rf", "arguments": {"path": "/"}}'
     reply = f"First:\n{bad}\n{kit.call_json(*WEATHER)}\nDone."
     result = kit.parse(reply, mode="lines")
-    assert names_and_inputs(result.calls) == [WEATHER]
+    assert kit.names_and_inputs(result.calls) == [WEATHER]
     assert result.text == f"First:\n{bad}\nDone."
     assert any("rm_rf" in p for p in result.problems)
 
@@ -281,7 +271,7 @@ def test_lines_mode_an_unclosed_foreign_fence_keeps_the_rest_as_text(
 def test_lines_mode_a_failing_json_fence_stays_text_as_a_whole(kit: SimpleNamespace) -> None:
     reply = f'```json\n{{"example": true}}\n```\n{kit.call_json(*WEATHER)}'
     result = kit.parse(reply, mode="lines")
-    assert names_and_inputs(result.calls) == [WEATHER]
+    assert kit.names_and_inputs(result.calls) == [WEATHER]
     assert result.text == '```json\n{"example": true}\n```\n'
 
 
@@ -318,7 +308,7 @@ def test_unknown_mode_is_left_to_another_reader(kit: SimpleNamespace) -> None:
 
 
 def test_missing_mode_means_whole(kit: SimpleNamespace) -> None:
-    assert names_and_inputs(kit.parse(kit.call_json(*WEATHER), mode="").calls) == [WEATHER]
+    assert kit.names_and_inputs(kit.parse(kit.call_json(*WEATHER), mode="").calls) == [WEATHER]
 
 
 @pytest.mark.parametrize(
@@ -339,7 +329,7 @@ def test_text_must_be_a_string(kit: SimpleNamespace) -> None:
 
 def test_tools_may_be_plain_mappings(kit: SimpleNamespace) -> None:
     result = kit.parse(kit.call_json(*WEATHER), tools=[{"name": "get_weather"}])
-    assert names_and_inputs(result.calls) == [WEATHER]
+    assert kit.names_and_inputs(result.calls) == [WEATHER]
 
 
 # --------------------------------------------------------------------------- state
@@ -355,7 +345,7 @@ def test_state_keeps_one_reader_for_the_reply_and_drops_it_at_the_end(
     kit.parse(reply[:20], mode="lines", final=False, state=state)
     assert state[STATE_KEY] is reader
     result = kit.parse(reply, mode="lines", final=True, state=state)
-    assert names_and_inputs(result.calls) == [WEATHER]
+    assert kit.names_and_inputs(result.calls) == [WEATHER]
     assert STATE_KEY not in state
 
 
@@ -364,7 +354,7 @@ def test_a_state_reused_for_another_text_starts_afresh(kit: SimpleNamespace) -> 
     kit.parse("Plain prose that rules a call out", mode="whole", final=False, state=state)
     other = kit.call_json(*WEATHER)
     result = kit.parse(other, mode="whole", final=True, state=state)
-    assert names_and_inputs(result.calls) == [WEATHER]
+    assert kit.names_and_inputs(result.calls) == [WEATHER]
     kit.parse("Plain", mode="whole", final=False, state=state)
     assert kit.parse("{", mode="lines", final=False, state=state).hold_from == 0
 

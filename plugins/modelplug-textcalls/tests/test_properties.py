@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -17,8 +18,6 @@ from modelplug.held_text import HeldText
 from modelplug_textcalls.loose_json import HEREDOC_SENTINEL
 from modelplug_textcalls.parse import read_text_calls
 
-NAMES = ["get_weather", "write_file", "search"]
-MODES = ["whole", "lines", "off", "heredoc"]
 SETTINGS = settings(
     max_examples=150,
     deadline=None,
@@ -42,8 +41,11 @@ json_values = st.recursive(
     max_leaves=8,
 )
 arguments = st.dictionaries(st.text(max_size=8), json_values, max_size=4)
-one_call = st.tuples(st.sampled_from(NAMES), arguments)
-calls_lists = st.lists(one_call, min_size=1, max_size=3)
+
+
+def calls_lists(names: Sequence[str]) -> st.SearchStrategy[list[tuple[str, dict[str, Any]]]]:
+    return st.lists(st.tuples(st.sampled_from(names), arguments), min_size=1, max_size=3)
+
 
 STARTERS = "{[`<@"
 prose_first = st.characters(
@@ -69,24 +71,6 @@ prose_lines = st.one_of(
 )
 
 
-def render(calls: list[tuple[str, dict[str, Any]]], form: str, key: str) -> str:
-    objects = [{"name": name, key: args} for name, args in calls]
-    if form == "alone":
-        return "\n".join(json.dumps(obj) for obj in objects)
-    if form == "spread":
-        return "\n".join(json.dumps(obj, indent=2) for obj in objects)
-    if form == "array":
-        return json.dumps(objects)
-    if form == "array-spread":
-        return json.dumps(objects, indent=1)
-    if form == "fence":
-        return "```json\n" + json.dumps(objects) + "\n```"
-    if form == "fences":
-        return "\n".join("```json\n" + json.dumps(obj) + "\n```" for obj in objects)
-    return "\n".join("<tool_call>\n" + json.dumps(obj) + "\n</tool_call>" for obj in objects)
-
-
-JSON_FORMS = ["alone", "spread", "array", "array-spread", "fence", "fences", "tag"]
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -116,17 +100,18 @@ class Reply:
 
 
 @st.composite
-def line_replies(draw: Any, dialect: str) -> Reply:
+def line_replies(draw: Any, kit: SimpleNamespace, dialect: str) -> Reply:
     """Prose lines and calls on their own lines, with what the reader must make of them."""
     segments: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = []
     for _ in range(draw(st.integers(min_value=1, max_value=5))):
         if draw(st.booleans()):
-            calls = draw(calls_lists)
+            calls = draw(calls_lists(kit.NAMES))
             if dialect == "heredoc":
                 text = "".join(render_heredoc(n, a, draw) for n, a in calls).rstrip("\n")
             else:
-                form = draw(st.sampled_from(JSON_FORMS))
-                text = render(calls, form, draw(st.sampled_from(["arguments", "parameters"])))
+                form = draw(st.sampled_from(kit.FORMS_FOR_SEVERAL))
+                key = draw(st.sampled_from(["arguments", "parameters"]))
+                text = kit.render(calls, form, key)
             segments.append((text, calls))
         else:
             segments.append((draw(prose_lines), []))
@@ -200,22 +185,19 @@ TOKENS = [
 soup = st.lists(st.sampled_from(TOKENS), max_size=40).map("".join)
 
 
-def as_pairs(blocks: list[Any]) -> list[tuple[str, Any]]:
-    return [(block.name, block.input) for block in blocks]
-
-
 # ------------------------------------------------------------------------ properties
 
 
 @SETTINGS
 @given(
+    data=st.data(),
     text=st.text().filter(lambda s: not any(c in s for c in "{[`") and "<tool_call>" not in s),
-    mode=st.sampled_from(MODES),
     final=st.booleans(),
 )
 def test_text_without_brace_bracket_fence_or_tag_comes_back_unchanged(
-    kit: SimpleNamespace, text: str, mode: str, final: bool
+    kit: SimpleNamespace, data: st.DataObject, text: str, final: bool
 ) -> None:
+    mode = data.draw(st.sampled_from(kit.MODES))
     result = kit.parse(text, mode=mode, final=final)
     assert result.text == text
     assert result.calls == []
@@ -225,29 +207,31 @@ def test_text_without_brace_bracket_fence_or_tag_comes_back_unchanged(
 
 @SETTINGS
 @given(
-    calls=calls_lists,
-    form=st.sampled_from(JSON_FORMS),
+    data=st.data(),
     key=st.sampled_from(["arguments", "parameters"]),
     mode=st.sampled_from(["whole", "lines"]),
 )
 def test_any_call_in_any_accepted_form_reads_back_exactly(
-    kit: SimpleNamespace, calls: list[tuple[str, dict[str, Any]]], form: str, key: str, mode: str
+    kit: SimpleNamespace, data: st.DataObject, key: str, mode: str
 ) -> None:
-    result = kit.parse(render(calls, form, key), mode=mode)
-    assert as_pairs(result.calls) == calls
+    calls = data.draw(calls_lists(kit.NAMES))
+    form = data.draw(st.sampled_from(kit.FORMS_FOR_SEVERAL))
+    result = kit.parse(kit.render(calls, form, key), mode=mode)
+    assert kit.names_and_inputs(result.calls) == calls
     assert result.text == ""
     assert len({block.id for block in result.calls}) == len(calls)
 
 
 @SETTINGS
-@given(data=st.data(), calls=calls_lists)
+@given(data=st.data())
 def test_any_call_in_the_heredoc_dialect_reads_back_exactly(
-    kit: SimpleNamespace, data: st.DataObject, calls: list[tuple[str, dict[str, Any]]]
+    kit: SimpleNamespace, data: st.DataObject
 ) -> None:
+    calls = data.draw(calls_lists(kit.NAMES))
     reply = "".join(render_heredoc(name, args, data.draw) for name, args in calls)
     result = kit.parse(reply, mode="heredoc")
     assert result.problems == []
-    assert as_pairs(result.calls) == calls
+    assert kit.names_and_inputs(result.calls) == calls
 
 
 def check_stream(kit: SimpleNamespace, reply: Reply, deltas: list[str], mode: str) -> None:
@@ -258,38 +242,31 @@ def check_stream(kit: SimpleNamespace, reply: Reply, deltas: list[str], mode: st
         # No character of a call was ever released for display.
         assert len(shown) <= reply.first_call_at
     assert shown + streamed.rest == streamed.prose == reply.prose
-    assert as_pairs(streamed.calls) == reply.calls
+    assert kit.names_and_inputs(streamed.calls) == reply.calls
 
 
 @SETTINGS
 @given(data=st.data())
 def test_lines_mode_streaming_never_shows_a_call(kit: SimpleNamespace, data: st.DataObject) -> None:
-    reply = data.draw(line_replies("json"))
+    reply = data.draw(line_replies(kit, "json"))
     check_stream(kit, reply, data.draw(splits(reply.text)), "lines")
 
 
 @SETTINGS
 @given(data=st.data())
 def test_heredoc_streaming_never_shows_a_call(kit: SimpleNamespace, data: st.DataObject) -> None:
-    reply = data.draw(line_replies("heredoc"))
+    reply = data.draw(line_replies(kit, "heredoc"))
     check_stream(kit, reply, data.draw(splits(reply.text)), "heredoc")
 
 
 @SETTINGS
-@given(
-    data=st.data(),
-    calls=calls_lists,
-    form=st.sampled_from(JSON_FORMS),
-    prose=st.none() | prose_lines,
-)
+@given(data=st.data(), prose=st.none() | prose_lines)
 def test_whole_mode_streaming_never_shows_a_call(
-    kit: SimpleNamespace,
-    data: st.DataObject,
-    calls: list[tuple[str, dict[str, Any]]],
-    form: str,
-    prose: str | None,
+    kit: SimpleNamespace, data: st.DataObject, prose: str | None
 ) -> None:
-    text = render(calls, form, "arguments")
+    calls = data.draw(calls_lists(kit.NAMES))
+    form = data.draw(st.sampled_from(kit.FORMS_FOR_SEVERAL))
+    text = kit.render(calls, form, "arguments")
     if prose is None:
         reply = Reply(text, "", calls, 0)
     else:
@@ -301,10 +278,11 @@ def test_whole_mode_streaming_never_shows_a_call(
 
 
 @SETTINGS
-@given(data=st.data(), text=soup, mode=st.sampled_from(MODES))
+@given(data=st.data(), text=soup)
 def test_no_input_raises_and_streaming_agrees_with_reading_at_once(
-    kit: SimpleNamespace, data: st.DataObject, text: str, mode: str
+    kit: SimpleNamespace, data: st.DataObject, text: str
 ) -> None:
+    mode = data.draw(st.sampled_from(kit.MODES))
     tools = kit.TOOLS
     # The reader itself raises nothing at all for any text...
     once = read_text_calls(text, tools, mode, True, None)
@@ -319,13 +297,14 @@ def test_no_input_raises_and_streaming_agrees_with_reading_at_once(
     shown = "".join(held.feed(delta) for delta in data.draw(splits(text)))
     rest, prose, calls = held.finish()
     assert prose == once.text
-    assert as_pairs(calls) == as_pairs(once.calls)
+    assert kit.names_and_inputs(calls) == kit.names_and_inputs(once.calls)
     if mode != "off":
         assert shown + rest == prose
 
 
 @SETTINGS
 @given(
+    data=st.data(),
     text=st.one_of(soup, st.text()),
     tools=st.one_of(
         st.just([{"name": "search"}]),
@@ -335,13 +314,13 @@ def test_no_input_raises_and_streaming_agrees_with_reading_at_once(
         st.text(),
         st.none(),
     ),
-    mode=st.one_of(st.sampled_from(MODES), st.text(max_size=5), st.none()),
     final=st.booleans(),
     state=st.one_of(st.none(), st.just({}), st.lists(st.integers(), max_size=1)),
 )
 def test_hook_raises_only_typed_modelplug_errors(
-    kit: SimpleNamespace, text: str, tools: Any, mode: Any, final: bool, state: Any
+    kit: SimpleNamespace, data: st.DataObject, text: str, tools: Any, final: bool, state: Any
 ) -> None:
+    mode = data.draw(st.one_of(st.sampled_from(kit.MODES), st.text(max_size=5), st.none()))
     try:
         result = kit.parse(text, mode=mode, final=final, tools=tools, state=state)
     except ModelplugError:

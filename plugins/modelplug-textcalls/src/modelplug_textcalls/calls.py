@@ -8,9 +8,10 @@ calls. Anything else is not a call, and :class:`NotACall` says why.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any, NoReturn, TypeAlias
+
+from .scan import WHITESPACE, skip_blanks
 
 __all__ = [
     "ARGUMENT_KEYS",
@@ -31,8 +32,6 @@ CALL_KEYS = ("name", *ARGUMENT_KEYS)
 # Deeper nesting is refused before the decoder sees it: Python's json module recurses
 # and would raise RecursionError on a few thousand brackets.
 MAX_DEPTH = 200
-
-_WS = re.compile(r"[ \t\r\n]*")
 
 
 class NotACall(Exception):
@@ -69,12 +68,12 @@ def decode_json_values(text: str) -> list[Any]:
     """Whitespace-separated strict JSON values (at least one)."""
     values: list[Any] = []
     end = len(text)
-    i = _WS.match(text, 0).end()  # type: ignore[union-attr]
+    i = skip_blanks(text, 0, WHITESPACE)
     try:
         while i < end:
             value, i = _DECODER.raw_decode(text, i)
             values.append(value)
-            i = _WS.match(text, i).end()  # type: ignore[union-attr]
+            i = skip_blanks(text, i, WHITESPACE)
     except (ValueError, RecursionError) as exc:
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         raise NotACall(f"not valid JSON ({reason or type(exc).__name__})") from None

@@ -17,12 +17,10 @@ problem starts with ``truncated:``.
 
 from __future__ import annotations
 
-import re
-
 from .calls import Call, names_hint
 from .errors import HeredocError, HeredocTruncatedError
 from .loose_json import LooseHeredocReader, check_strict
-from .units import Finished, Rejected, Step
+from .scan import LINE_BLANKS, WHITESPACE, Finished, Rejected, Step, match_literal, skip_blanks
 
 __all__ = ["CALL_PREFIX", "HEREDOC_END", "HeredocUnit", "close_heredoc", "heredoc_stop"]
 
@@ -31,18 +29,17 @@ HEREDOC_END = "@@end"
 TRUNCATED = "truncated: "
 
 _MAX_NAME_LINE = 256
-_END_LINE = re.compile(r"@@end[ \t\r]*\n")
-_END_LINE_AT_EOF = re.compile(r"@@end[ \t\r]*")
-_END_LINE_SO_FAR = re.compile(r"@(?:@(?:e(?:n(?:d[ \t\r]*)?)?)?)?")
 
 
 def _is_end_line(text: str, at: int, final: bool) -> bool | None:
     """Whether an @@end line starts at ``at``; None while the text cannot tell yet."""
-    if _END_LINE.match(text, at):
-        return True
-    if final:
-        return _END_LINE_AT_EOF.fullmatch(text, at) is not None
-    return None if _END_LINE_SO_FAR.fullmatch(text, at) else False
+    step = match_literal(text, at, (HEREDOC_END,), final)
+    if not isinstance(step, Finished):
+        return None if step is None else False
+    blanks_end = skip_blanks(text, step.end, LINE_BLANKS)
+    if blanks_end == len(text):
+        return True if final else None
+    return text[blanks_end] == "\n"
 
 
 def heredoc_stop() -> list[str]:
@@ -83,23 +80,17 @@ class HeredocUnit:
     def feed(self, text: str, final: bool) -> Step:
         end = len(text)
         if self._state == "prefix":
-            have = text[self.start : self.start + len(CALL_PREFIX)]
-            for offset, (got, want) in enumerate(zip(have, CALL_PREFIX, strict=False)):
-                if got != want:
-                    return Rejected(self.start + offset)
-            if len(have) < len(CALL_PREFIX):
-                return Rejected(end) if final else None
-            self._at = self.start + len(CALL_PREFIX)
+            prefixed = match_literal(text, self.start, (CALL_PREFIX,), final)
+            if not isinstance(prefixed, Finished):
+                return prefixed
+            self._at = prefixed.end
             self._state = "name"
         if self._state == "name":
             step = self._read_name(text, final)
             if step is not None or self._state == "name":
                 return step
         if self._state == "seek-object":
-            i = self._at
-            while i < end and text[i] in " \t\r\n":
-                i += 1
-            self._at = i
+            i = self._at = skip_blanks(text, self._at, WHITESPACE)
             if i == end:
                 if final:
                     cut = HeredocTruncatedError("no arguments follow (generation was cut off)")
@@ -160,33 +151,24 @@ class HeredocUnit:
         end = len(text)
         if self._state == "after-object":
             # The rest of the object's line: blanks, or @@end.
-            i = self._at
-            while i < end and text[i] in " \t\r":
-                i += 1
-            self._at = i
+            i = self._at = skip_blanks(text, self._at, LINE_BLANKS)
             if i == end:
                 return Finished(end, self._calls) if final else None
             if text[i] != "\n":
-                is_end = _is_end_line(text, i, final)
-                if is_end:
-                    return Finished(i + len(HEREDOC_END), self._calls)
-                if is_end is None:
-                    return None
                 why = "text follows the arguments on their line"
-                return Rejected(i, self._problem(why))
+                return self._end_line_or(text, i, final, Rejected(i, self._problem(why)))
             self._newline_at = i
             self._at = i + 1
             self._state = "seek-end"
         # Blank lines, then maybe @@end on its own line.
-        i = self._at
-        while i < end and text[i] in " \t\r\n":
-            i += 1
-        self._at = i
+        i = self._at = skip_blanks(text, self._at, WHITESPACE)
         if i == end:
             return Finished(self._newline_at, self._calls) if final else None
-        is_end = _is_end_line(text, i, final)
+        return self._end_line_or(text, i, final, Finished(self._newline_at, self._calls))
+
+    def _end_line_or(self, text: str, at: int, final: bool, otherwise: Step) -> Step:
+        """The call ends after an @@end at ``at``; ``otherwise`` once it is known not to."""
+        is_end = _is_end_line(text, at, final)
         if is_end:
-            return Finished(i + len(HEREDOC_END), self._calls)
-        if is_end is None:
-            return None
-        return Finished(self._newline_at, self._calls)
+            return Finished(at + len(HEREDOC_END), self._calls)
+        return None if is_end is None else otherwise

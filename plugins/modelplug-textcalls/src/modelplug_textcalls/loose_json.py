@@ -30,6 +30,7 @@ from typing import Any
 
 from .calls import MAX_DEPTH, NotACall, decode_json
 from .errors import HeredocSyntaxError, HeredocTruncatedError
+from .scan import LINE_BLANKS, WHITESPACE, Rejected, match_literal, skip_blanks
 
 __all__ = [
     "HEREDOC_OPEN",
@@ -62,7 +63,6 @@ _WORDS = {
 }
 _MAX_TOKEN = 256
 _MAX_OPENER = 64
-_WS = " \t\r\n"
 
 
 class _Context:
@@ -151,15 +151,8 @@ class LooseHeredocReader:
             c = text[i]
             if self._word is not None:
                 if c == "~" and self._word_adjacent:
-                    if text.startswith(HEREDOC_OPEN, i):
-                        self._open_body(self._word, i)
-                        self._word = None
-                        return "more"
-                    if HEREDOC_OPEN.startswith(text[i:]):
-                        self.pos = i
-                        return "wait"
-                    raise self._syntax(i, f"unexpected '~' after {self._word!r}")
-                if c in _WS:
+                    return self._body_opener(text, i)
+                if c in WHITESPACE:
                     self._word_adjacent = False
                     i += 1
                     continue
@@ -172,7 +165,7 @@ class LooseHeredocReader:
                     raise self._syntax(
                         i, f"bare word {word!r} is not a value; quote strings or use a ~~~ body"
                     )
-            if c in _WS:
+            if c in WHITESPACE:
                 # One space keeps tokens apart: "1 2" must not become 12.
                 if out and out[-1] != " ":
                     out.append(" ")
@@ -220,31 +213,17 @@ class LooseHeredocReader:
                 self.pos = i + 1
                 return "more"
             elif c == "~":
-                if text.startswith(HEREDOC_OPEN, i):
-                    self._open_body(None, i)
-                    return "more"
-                if HEREDOC_OPEN.startswith(text[i:]):
-                    self.pos = i
-                    return "wait"
-                raise self._syntax(i, "unexpected '~'")
+                return self._body_opener(text, i)
             elif c.isascii() and (c.isalpha() or c == "_"):
-                match = _IDENT.match(text, i)
-                j = match.end() if match else i + 1
-                if j - i > _MAX_TOKEN:
-                    raise self._syntax(i, "a bare word that long is not JSON")
-                if j == end and not final:
-                    self.pos = i  # the word may go on
+                j = self._token_end(_IDENT, "a bare word", text, i, final)
+                if j is None:
                     return "wait"
                 self._word = text[i:j]
                 self._word_adjacent = True
                 i = j
             elif c == "-" or (c.isdigit() and c.isascii()):
-                match = _NUMBER_CHARS.match(text, i)
-                j = match.end() if match else i + 1
-                if j - i > _MAX_TOKEN:
-                    raise self._syntax(i, "a number that long is not JSON")
-                if j == end and not final:
-                    self.pos = i
+                j = self._token_end(_NUMBER_CHARS, "a number", text, i, final)
+                if j is None:
                     return "wait"
                 token = text[i:j]
                 if not _NUMBER.fullmatch(token):
@@ -255,6 +234,19 @@ class LooseHeredocReader:
                 raise self._syntax(i, f"unexpected character {c!r}")
         self.pos = i
         return "wait"
+
+    def _token_end(
+        self, token: re.Pattern[str], what: str, text: str, at: int, final: bool
+    ) -> int | None:
+        """Where the ``token`` at ``at`` ends; None while it may still go on."""
+        match = token.match(text, at)
+        stop = match.end() if match else at + 1
+        if stop - at > _MAX_TOKEN:
+            raise self._syntax(at, f"{what} that long is not JSON")
+        if stop == len(text) and not final:
+            self.pos = at
+            return None
+        return stop
 
     def _key_done(self, token: str, key: str) -> None:
         self._out.append(token)
@@ -339,6 +331,20 @@ class LooseHeredocReader:
 
     # -- raw bodies ----------------------------------------------------------------
 
+    def _body_opener(self, text: str, at: int) -> str:
+        """Open a body at the ``~`` at ``at``; the word just read, if any, is its type tag."""
+        # Not final even at the end: a cut-off ``~~`` is the truncation feed reports.
+        opener = match_literal(text, at, (HEREDOC_OPEN,), final=False)
+        if opener is None:
+            self.pos = at
+            return "wait"
+        if isinstance(opener, Rejected):
+            after = "" if self._word is None else f" after {self._word!r}"
+            raise self._syntax(at, f"unexpected '~'{after}")
+        self._open_body(self._word, at)
+        self._word = None
+        return "more"
+
     def _open_body(self, type_tag: str | None, at: int) -> None:
         if type_tag is not None and type_tag not in HEREDOC_TYPES:
             kinds = ", ".join(sorted(HEREDOC_TYPES))
@@ -373,9 +379,7 @@ class LooseHeredocReader:
             if k > self._body_at and text[k - 1] != "\n":
                 self._search_at = k + 1  # the sentinel must start its line
                 continue
-            j = k + len(HEREDOC_SENTINEL)
-            while j < end and text[j] in " \t\r":
-                j += 1
+            j = skip_blanks(text, k + len(HEREDOC_SENTINEL), LINE_BLANKS)
             if j == end and not final:
                 self._search_at = k  # the line may still go on
                 return "wait"
@@ -421,13 +425,13 @@ def parse_loose_heredoc_json(text: str) -> str:
     :raises HeredocTruncatedError: an object, string or body is never closed.
     :raises HeredocSyntaxError: anything else that is not json-loose-heredoc.
     """
-    start = len(text) - len(text.lstrip(_WS))
+    start = skip_blanks(text, 0, WHITESPACE)
     if start == len(text) or text[start] not in "{[":
         raise HeredocSyntaxError("no JSON object or array found")
     reader = LooseHeredocReader(start)
     end = reader.feed(text, final=True)
     assert end is not None  # feed(final=True) raises rather than wait
-    if text[end:].strip(_WS):
+    if skip_blanks(text, end, WHITESPACE) < len(text):
         raise HeredocSyntaxError(f"text after the value (at character {end})")
     check_strict(reader.strict)
     return reader.strict

@@ -15,7 +15,8 @@ from modelplug.types import ParsedText, ToolUseBlock, new_tool_use_id
 
 from .calls import Call
 from .heredoc import HeredocUnit
-from .units import FenceUnit, JsonUnit, Rejected, TagUnit, Unit
+from .scan import LINE_BLANKS, WHITESPACE, Rejected, skip_blanks
+from .units import FenceUnit, JsonUnit, TagUnit, Unit
 
 __all__ = ["LineReader", "Reader", "WholeReader", "make_reader"]
 
@@ -87,10 +88,7 @@ class WholeReader(Reader):
         end = len(text)
         while not self._failed:
             if self._unit is None:
-                i = self._pos
-                while i < end and text[i] in " \t\r\n":
-                    i += 1
-                self._pos = i
+                i = self._pos = skip_blanks(text, self._pos, WHITESPACE)
                 if i == end:
                     return
                 self._unit = self._units(text[i], i)
@@ -147,10 +145,7 @@ class LineReader(Reader):
         while not self._failed:
             phase = self._phase
             if phase == "line":
-                i = self._pos
-                while i < end and text[i] in " \t\r":
-                    i += 1
-                self._pos = i
+                i = self._pos = skip_blanks(text, self._pos, LINE_BLANKS)
                 if i == end:
                     return
                 if text[i] == "\n":
@@ -180,10 +175,7 @@ class LineReader(Reader):
                     self._pos = step.end
                     self._phase = "after"
             else:  # "after": the rest of the unit's last line must be blank
-                i = self._pos
-                while i < end and text[i] in " \t\r":
-                    i += 1
-                self._pos = i
+                i = self._pos = skip_blanks(text, self._pos, LINE_BLANKS)
                 if i == end and not final:
                     return
                 if i == end or text[i] == "\n":

@@ -15,37 +15,12 @@ body must not be read for calls).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Protocol
 
-from .calls import CALL_KEYS, MAX_DEPTH, Call, NotACall, calls_in, decode_json, decode_json_values
+from .calls import CALL_KEYS, MAX_DEPTH, NotACall, calls_in, decode_json, decode_json_values
+from .scan import LINE_BLANKS, WHITESPACE, Finished, Rejected, Step, match_literal, skip_blanks
 
-__all__ = [
-    "FenceUnit",
-    "Finished",
-    "JsonUnit",
-    "Rejected",
-    "Step",
-    "TagUnit",
-    "Unit",
-]
-
-JSON_WS = " \t\r\n"
-
-
-@dataclass
-class Finished:
-    end: int
-    calls: list[Call] = field(default_factory=list)
-
-
-@dataclass
-class Rejected:
-    pos: int
-    problem: str | None = None
-
-
-Step = Finished | Rejected | None
+__all__ = ["FenceUnit", "JsonUnit", "TagUnit", "Unit"]
 
 
 class Unit(Protocol):
@@ -62,6 +37,10 @@ _STRING_STOP = re.compile(r'["\\\x00-\x1f]')
 # Outside strings JSON has brackets, quotes, and characters of numbers, literals and
 # punctuation. Anything else (a letter of prose, say) proves the text is not JSON.
 _OUTSIDE_STOP = re.compile(r"[^ \t\r\n0-9+\-.eEtrufalsn,:]")
+# A call's first key with its closing quote, so the key cannot go on past it.
+_FIRST_KEYS = tuple(f'{key}"' for key in CALL_KEYS)
+# Before the first key: the character each state waits for (after blanks), and the next state.
+_OPENING_NEXT = {"array": ("{", "object"), "object": ('"', "key")}
 
 
 class JsonUnit:
@@ -78,9 +57,8 @@ class JsonUnit:
         self.held = True
         self._names = names
         # The opening check and the bracket scan keep separate positions.
-        self._open_at = start
+        self._open_at = start + 1
         self._open_state = "start"
-        self._key = ""
         self._at = start
         self._stack: list[str] = []
         self._in_string = False
@@ -91,7 +69,7 @@ class JsonUnit:
 
     def feed(self, text: str, final: bool) -> Step:
         if not self._settled:
-            rejected = self._check_opening(text)
+            rejected = self._check_opening(text, final)
             if rejected is not None:
                 return rejected
         step = self._scan(text)
@@ -102,34 +80,22 @@ class JsonUnit:
             return Rejected(len(text), problem)
         return None
 
-    def _check_opening(self, text: str) -> Rejected | None:
-        i, state, key = self._open_at, self._open_state, self._key
-        end = len(text)
-        while i < end and state != "settled":
-            c = text[i]
-            if state == "start":
-                state = "array" if c == "[" else "object"
-            elif state == "array":
-                if c == "{":
-                    state = "object"
-                elif c not in JSON_WS:
-                    return Rejected(i)
-            elif state == "object":
-                if c == '"':
-                    state = "key"
-                elif c not in JSON_WS:
-                    return Rejected(i)
-            elif c == '"':  # state == "key": the first key closes
-                if key not in CALL_KEYS:
-                    return Rejected(i)
-                state = "settled"
-            else:
-                key += c
-                if not any(k.startswith(key) for k in CALL_KEYS):
-                    return Rejected(i)
-            i += 1
-        self._open_at, self._open_state, self._key = i, state, key
-        return None
+    def _check_opening(self, text: str, final: bool) -> Rejected | None:
+        if self._open_state == "start":
+            self._open_state = "array" if text[self.start] == "[" else "object"
+        while self._open_state in _OPENING_NEXT:
+            want, then = _OPENING_NEXT[self._open_state]
+            i = self._open_at = skip_blanks(text, self._open_at, WHITESPACE)
+            if i == len(text):
+                return None
+            if text[i] != want:
+                return Rejected(i)
+            self._open_at, self._open_state = i + 1, then
+        step = match_literal(text, self._open_at, _FIRST_KEYS, final)
+        if isinstance(step, Finished):
+            self._open_state = "settled"
+            return None
+        return step
 
     def _reject(self, at: int, why: str) -> Rejected:
         problem = f"JSON at character {self.start} {why}" if self._settled else None
@@ -191,11 +157,20 @@ class JsonUnit:
 
 # ---------------------------------------------------------------------------- fence
 
-# The opener's info string while it is still arriving: a prefix of "json".
-_JSON_INFO_SO_FAR = re.compile(r"[ \t]*(?:j(?:s(?:o(?:n[ \t\r]*)?)?)?)?", re.IGNORECASE)
-_JSON_INFO = re.compile(r"[ \t]*json[ \t\r]*", re.IGNORECASE)
 _FENCE_CLOSE = re.compile(r"[ \t]*(`{3,})[ \t\r]*")
 _MAX_INFO = 64
+
+
+def _info_is_json(info: str) -> bool | None:
+    """Whether a fence's info string is ``json`` in any case; None while it may become it."""
+    # casefold, not lower: it reads "ſ" as "s", as a case-blind regex would.
+    folded = info.casefold()
+    step = match_literal(folded, skip_blanks(folded, 0, " \t"), ("json",), final=False)
+    if step is None:
+        return None
+    if isinstance(step, Rejected):
+        return False
+    return skip_blanks(folded, step.end, LINE_BLANKS) == len(folded)
 
 
 class FenceUnit:
@@ -247,11 +222,12 @@ class FenceUnit:
         info = text[at:line_end]
         if "`" in info:
             return Rejected(at)  # ```x``` on one line is inline code, not a fence
+        is_json = _info_is_json(info)
         if newline < 0 and not final:
-            if line_end - at <= _MAX_INFO and _JSON_INFO_SO_FAR.fullmatch(info):
+            if line_end - at <= _MAX_INFO and is_json is not False:
                 return None
             return self._foreign(text, final)  # another language, known before the line ends
-        if _JSON_INFO.fullmatch(info):
+        if is_json:
             if newline < 0:
                 return Rejected(end, f"```json fence at character {self.start} is never closed")
             self._state = "body"
@@ -328,13 +304,10 @@ class TagUnit:
     def feed(self, text: str, final: bool) -> Step:
         end = len(text)
         if self._body_at < 0:
-            have = text[self.start : self.start + len(TAG_OPEN)]
-            for offset, (got, want) in enumerate(zip(have, TAG_OPEN, strict=False)):
-                if got != want:
-                    return Rejected(self.start + offset)
-            if len(have) < len(TAG_OPEN):
-                return Rejected(end) if final else None
-            self._body_at = self._search_at = self.start + len(TAG_OPEN)
+            opened = match_literal(text, self.start, (TAG_OPEN,), final)
+            if not isinstance(opened, Finished):
+                return opened
+            self._body_at = self._search_at = opened.end
         close = text.find(TAG_CLOSE, self._search_at)
         if close < 0:
             if final:
