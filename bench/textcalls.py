@@ -8,12 +8,20 @@ about 2; the target is <= 2.5.
 
 Run from the repository root: ``python bench/textcalls.py`` (add ``--quick`` for
 20/40 KB). Exits 1 when a ratio is over the target.
+
+``--instructions`` counts each case's instructions under valgrind's callgrind instead, at
+20 KB and 40 KB (callgrind runs some 50 times slower: about 10 minutes in all). Unlike time on a shared machine,
+the count is the same from run to run, so a ratio over 2 is the code's, not the load's.
 """
 
 from __future__ import annotations
 
 import gc
 import json
+import os
+import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -83,7 +91,78 @@ def run(client: Client, mode: str, reply: str, calls: int) -> float:
     return elapsed
 
 
+def feed_case(name: str, size: int, feed: bool) -> None:
+    """One case in this process, for callgrind: build the client and the reply, then
+    (with ``feed``) stream the reply through HeldText."""
+    mode, build, calls = CASES[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        client = Client(
+            plugins=[modelplug_textcalls],
+            entry_points=False,
+            user_config=Path(tmp) / "config.toml",
+            project_dir=tmp,
+            environ={},
+        )
+        reply = build(size)
+        held = client.held_text(TOOLS, mode)
+        if feed:
+            for ch in reply:
+                held.feed(ch)
+            if len(held.finish()[2]) != calls:
+                raise SystemExit(f"{name}: expected {calls} calls")
+
+
+def instructions(name: str, size: int, feed: bool) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={tmp}/out",
+                sys.executable,
+                __file__,
+                "--case",
+                name,
+                str(size),
+                "feed" if feed else "setup",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        )
+    found = re.search(r"Collected : (\d+)", out.stderr)
+    if found is None:
+        raise SystemExit(f"callgrind printed no count:\n{out.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def main_instructions() -> int:
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    small = 20_000
+    worst = 0.0
+    print(f"{'case':34} {small // 1000:>5} KB {2 * small // 1000:>5} KB  ratio  (instructions)")
+    for name in CASES:
+        # Less what building the client and the reply costs: only the feeding counts.
+        n1 = instructions(name, small, True) - instructions(name, small, False)
+        n2 = instructions(name, 2 * small, True) - instructions(name, 2 * small, False)
+        ratio = n2 / n1
+        worst = max(worst, ratio)
+        print(f"{name:34} {n1 / 1e6:6.0f} M {n2 / 1e6:6.0f} M  {ratio:5.2f}")
+    verdict = "ok" if worst <= TARGET else "TOO SLOW (quadratic?)"
+    print(f"worst ratio {worst:.2f} (target <= {TARGET}): {verdict}")
+    return 0 if worst <= TARGET else 1
+
+
 def main() -> int:
+    if "--case" in sys.argv:
+        at = sys.argv.index("--case")
+        name, size, what = sys.argv[at + 1 : at + 4]
+        feed_case(name, int(size), what == "feed")
+        return 0
+    if "--instructions" in sys.argv:
+        return main_instructions()
     quick = "--quick" in sys.argv
     small = 20_000 if quick else 100_000
     with tempfile.TemporaryDirectory() as tmp:
