@@ -10,8 +10,9 @@ Run from the repository root: ``python bench/textcalls.py`` (add ``--quick`` for
 20/40 KB). Exits 1 when a ratio is over the target.
 
 ``--instructions`` counts each case's instructions under valgrind's callgrind instead, at
-20 KB and 40 KB (callgrind runs some 50 times slower: about 10 minutes in all). Unlike time on a shared machine,
-the count is the same from run to run, so a ratio over 2 is the code's, not the load's.
+20 KB and 40 KB (callgrind runs some 50 times slower: about 10 minutes in all). Unlike
+time on a shared machine, the count is the same from run to run, so a ratio over 2 is
+the code's, not the load's.
 """
 
 from __future__ import annotations
