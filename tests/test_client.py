@@ -134,6 +134,14 @@ def test_cost_is_none_when_unknown_and_zero_only_when_free(make_client: Any) -> 
     assert free is not None and free.amount == 0
 
 
+def test_a_route_does_not_share_the_settings_price(make_client: Any) -> None:
+    client: Client = make_client(config={"models": {"echo": {"price": {"input": 1, "output": 2}}}})
+    route = client.resolve("echo")
+    assert route.info.price == Price(input=Decimal(1), output=Decimal(2))
+    assert route.info.price_source == "settings"
+    assert route.info.price is not client.settings.models["echo"].price
+
+
 def test_notices_reach_on_event_or_the_log(
     make_client: Any, caplog: pytest.LogCaptureFixture
 ) -> None:

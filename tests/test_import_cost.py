@@ -49,6 +49,11 @@ def test_client_and_resolve_with_every_plugin_load_no_heavy_module(tmp_path: Pat
     assert "pydantic" not in modules
 
 
+def test_route_records_from_the_package_load_no_pydantic(tmp_path: Path) -> None:
+    modules = imported_after("from modelplug import Route, Endpoint, ModelInfo, Price", tmp_path)
+    assert "pydantic" not in modules
+
+
 def test_modelplug_plugins_command_loads_no_heavy_module(tmp_path: Path) -> None:
     modules = imported_after(
         "from modelplug.cli import main\nimport io, contextlib\n"

@@ -40,7 +40,7 @@ def test_a_nested_price_becomes_exact_decimals() -> None:
     ("record", "table", "key", "problem"),
     [
         (ProviderSettings, {}, "providers.p.type", "this key is required"),
-        (ProviderSettings, {"type": 3}, "providers.p.type", "expected a string, got int 3"),
+        (ProviderSettings, {"type": 3}, "providers.p.type", "expected a string, got the number 3"),
         (
             ProviderSettings,
             {"type": "x", "headers": {"X-Team": 7}},
@@ -51,7 +51,7 @@ def test_a_nested_price_becomes_exact_decimals() -> None:
             ProviderSettings,
             {"type": "x", "allow_insecure_http": "yes"},
             "providers.p.allow_insecure_http",
-            "expected true or false, got str 'yes'",
+            "expected true or false, got a string",
         ),
         (ModelSettings, {"context_window": "big"}, "models.m.context_window", "an integer"),
         # TOML's true is a bool, which Python counts as the int 1: still a mistake.
@@ -63,7 +63,7 @@ def test_a_nested_price_becomes_exact_decimals() -> None:
             ModelSettings,
             {"price": {"input": "cheap", "output": 1}},
             "models.m.price.input",
-            "expected a number, got 'cheap'",
+            "expected a number, got a string that is not one",
         ),
         (
             ModelSettings,
@@ -71,7 +71,7 @@ def test_a_nested_price_becomes_exact_decimals() -> None:
             "models.m.price.input",
             "finite",
         ),
-        (ModelSettings, {"price": 3}, "models.m.price", "expected a table, got int 3"),
+        (ModelSettings, {"price": 3}, "models.m.price", "expected a table, got the number 3"),
         (
             ModelSettings,
             {"price": {"input": 1, "output": 2, "cahce_read": 1}},
@@ -93,6 +93,18 @@ def test_a_wrong_value_is_named_by_its_key(
     assert str(caught.value).startswith(f"key '{key}': ")
 
 
+def test_a_wrong_string_is_never_quoted() -> None:
+    # A header line where a table was meant: the value may hold a token.
+    with pytest.raises(TableError) as caught:
+        from_table(
+            ProviderSettings,
+            {"type": "x", "headers": "Authorization: Bearer sk-team-123"},
+            "providers.p",
+        )
+    assert "sk-team-123" not in str(caught.value)
+    assert str(caught.value) == "key 'providers.p.headers': expected a table, got a string"
+
+
 def test_field_names_follow_the_declaration() -> None:
     assert field_names(PluginToggles) == ["enable", "disable", "local"]
 
@@ -105,7 +117,7 @@ def test_to_decimal_is_exact(value: Any, exact: str) -> None:
     assert to_decimal(value) == Decimal(exact)
 
 
-@pytest.mark.parametrize("value", [True, None, [1], "inf", "one"])
+@pytest.mark.parametrize("value", [True, None, [1], "inf", "one", Decimal("NaN"), float("inf")])
 def test_to_decimal_refuses_what_is_not_a_number(value: Any) -> None:
     with pytest.raises(ValueError, match="number"):
         to_decimal(value)

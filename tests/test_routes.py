@@ -25,6 +25,9 @@ def test_a_price_holds_exact_decimals_whatever_it_was_given() -> None:
 def test_a_price_refuses_what_is_not_a_number() -> None:
     with pytest.raises(ValueError, match=r"Price\.output: expected a number"):
         Price(input=1, output=True)  # type: ignore[arg-type]
+    # Not even as a Decimal: a NaN price would fail every call's cost after the answer.
+    with pytest.raises(ValueError, match=r"Price\.input: expected a finite number"):
+        Price(input=Decimal("NaN"), output=1)  # type: ignore[arg-type]
 
 
 def test_known_fields_win_and_unknown_ones_are_filled() -> None:

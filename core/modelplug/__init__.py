@@ -78,6 +78,9 @@ _TYPES = [
     "new_tool_use_id",
 ]
 _EXPORTS.update(dict.fromkeys(_TYPES, "types"))
+# The route records are plain dataclasses: ``modelplug.Route`` must not load pydantic.
+_ROUTE_RECORDS = ["Endpoint", "ModelInfo", "Price", "Route", "TextCallMode"]
+_EXPORTS.update(dict.fromkeys(_ROUTE_RECORDS, "routes"))
 
 __all__ = [
     *sorted(_EXPORTS),

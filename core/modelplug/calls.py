@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -29,13 +29,12 @@ from .types import (
 )
 
 if TYPE_CHECKING:
-    from .client import Client
+    from .client import Client, EventCallback
     from .routes import Route
 
-__all__ = ["EventCallback", "coerce_request", "dispatch", "guarded_stream"]
+__all__ = ["coerce_request", "dispatch", "guarded_stream"]
 
 log = logging.getLogger("modelplug")
-EventCallback = Callable[[Event], None]
 
 
 def coerce_request(request: RequestLike | None, fields: Mapping[str, Any]) -> Request:

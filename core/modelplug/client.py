@@ -39,7 +39,6 @@ from .settings import (
 if TYPE_CHECKING:
     import asyncio
 
-    from .calls import EventCallback
     from .held_text import HeldText
     from .types import Cost, Event, Request, RequestLike, Response, ToolSpec, Usage
 else:
@@ -48,9 +47,11 @@ else:
     # asyncio costs tens of milliseconds to import and is needed only once a call runs.
     asyncio = lazy_module("asyncio")
 
-__all__ = ["Client"]
+__all__ = ["Client", "EventCallback"]
 
 T = TypeVar("T")
+# What complete(on_event=...) takes: called with every delta and notice as it arrives.
+EventCallback = Callable[["Event"], None]
 ECHO_NOTE = (
     "modelplug: no model chosen, so the built-in echo model answers. Choose one with "
     '-m provider/model, MODELPLUG_MODEL, or model = "provider/model" in your settings.'
@@ -213,6 +214,8 @@ class Client:
                 **{f.name: getattr(override, f.name) for f in dataclasses.fields(override)}
             )
             if override.price is not None:
+                # A copy: a plugin changing its route's price must not change the settings.
+                user_info.price = dataclasses.replace(override.price)
                 user_info.price_source = "settings"
             info = user_info.merged_over(info)
         return dataclasses.replace(route, info=info, spec=asked, role=role)

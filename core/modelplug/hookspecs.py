@@ -8,13 +8,14 @@ Implementations may accept any subset of a hook's arguments, as pluggy allows.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 if TYPE_CHECKING:
+    import argparse
+
     from .client import Client
     from .errors import ErrorClass
     from .routes import ModelInfo, Route

@@ -31,23 +31,21 @@ class TableError(ValueError):
 
 
 def field_names(cls: type) -> list[str]:
-    """The record's field names, in declaration order."""
-    return [f.name for f in dataclasses.fields(cls)]
+    """The names a table may hold for the record, in declaration order."""
+    return [f.name for f in _table_fields(cls)]
 
 
 def to_decimal(value: Any) -> Decimal:
     """An exact Decimal from an int, a str or a float (a float by its shortest repr,
     so 0.1 is Decimal('0.1'), not the binary fraction). Raises ValueError otherwise."""
-    if isinstance(value, Decimal):
-        return value
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
+    if isinstance(value, bool) or not isinstance(value, Decimal | int | float | str):
         raise ValueError(f"expected a number, got {_kind(value)}")
     try:
-        number = Decimal(str(value).strip())
+        number = value if isinstance(value, Decimal) else Decimal(str(value).strip())
     except InvalidOperation:
-        raise ValueError(f"expected a number, got {value!r}") from None
+        raise ValueError(f"expected a number, got {_kind(value)} that is not one") from None
     if not number.is_finite():
-        raise ValueError(f"expected a finite number, got {value!r}")
+        raise ValueError(f"expected a finite number, got {_kind(value)}")
     return number
 
 
@@ -61,7 +59,7 @@ def from_table(cls: type[R], table: Any, where: str) -> R:
         raise TableError(where, f"expected a table, got {_kind(table)}")
     hints = _hints_of(cls)
     values: dict[str, Any] = {}
-    for spec in dataclasses.fields(cls):  # type: ignore[arg-type]
+    for spec in _table_fields(cls):
         key = f"{where}.{spec.name}"
         if spec.name not in table:
             if spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING:
@@ -78,11 +76,16 @@ def from_table(cls: type[R], table: Any, where: str) -> R:
     return cls(**values)
 
 
+def _table_fields(cls: type) -> list[dataclasses.Field[Any]]:
+    # A field the record sets itself (init=False) is not read from the table.
+    return [f for f in dataclasses.fields(cls) if f.init]
+
+
 def _hints_of(cls: type) -> dict[str, Any]:
     hints = _hints.get(cls)
     if hints is None:
         every = typing.get_type_hints(cls)
-        hints = _hints[cls] = {f.name: every[f.name] for f in dataclasses.fields(cls)}
+        hints = _hints[cls] = {f.name: every[f.name] for f in _table_fields(cls)}
     return hints
 
 
@@ -106,7 +109,8 @@ def _convert(value: Any, hint: Any, key: str) -> Any:
     if origin is Literal:
         allowed = typing.get_args(hint)
         if value not in allowed:
-            raise TableError(key, f"expected one of {', '.join(map(repr, allowed))}, got {value!r}")
+            expected = ", ".join(map(repr, allowed))
+            raise TableError(key, f"expected one of {expected}, got {_kind(value)}")
         return value
     if origin is list:
         (item,) = typing.get_args(hint)
@@ -141,10 +145,16 @@ _NAMES = {str: "a string", int: "an integer", bool: "true or false", float: "a n
 
 
 def _kind(value: Any) -> str:
+    """What a value is, for an error. A string is never quoted: a misplaced value may be
+    a key or a token (say, a header line where a table was meant)."""
     if isinstance(value, dict):
         return "a table"
     if isinstance(value, list):
         return "a list"
     if isinstance(value, bool):
         return f"{str(value).lower()}"
-    return f"{type(value).__name__} {value!r}"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, int | float | Decimal):
+        return f"the number {value}"
+    return f"a {type(value).__name__}"

@@ -24,7 +24,7 @@ TextCallMode = Literal["whole", "lines", "off"] | str
 @dataclass(kw_only=True)
 class Price:
     """USD per million tokens, and per web search. Numbers given as int, str or float
-    become exact Decimals (a float by its shortest repr)."""
+    become exact Decimals (a float by its shortest repr); NaN and infinity are refused."""
 
     input: Decimal
     output: Decimal
@@ -35,7 +35,7 @@ class Price:
     def __post_init__(self) -> None:
         for spec in dataclasses.fields(self):
             value = getattr(self, spec.name)
-            if value is not None and type(value) is not Decimal:
+            if value is not None:
                 try:
                     setattr(self, spec.name, to_decimal(value))
                 except ValueError as exc:

@@ -65,6 +65,9 @@ class ProviderSettings:
     api_key_env: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     allow_insecure_http: bool = False
+    # The keys the table gave: ``api_key_env`` given as None (from code; TOML has no
+    # null) means "no key", where leaving it out lets a preset's variable apply.
+    given: frozenset[str] = field(default=frozenset(), init=False, compare=False)
 
     def __repr__(self) -> str:
         return (
@@ -384,6 +387,7 @@ class Settings:
                 provider = from_table(ProviderSettings, entry, f"providers.{name}")
             except TableError as exc:
                 raise ConfigError(f"{self._source('providers')}: {exc}") from None
+            provider.given = frozenset(entry)
             if provider.base_url:
                 provider.base_url = check_base_url(
                     provider.base_url,

@@ -22,6 +22,13 @@ def test_modelplug_probe_llamacpp_props(compat, wire_server):
     assert wire_server.requests[-1].path == "/props"
 
 
+def test_a_probe_takes_true_for_no_token_count(compat, wire_server):
+    # JSON's true is an int to Python; as a context window it means nothing.
+    wire_server.add_json({"default_generation_settings": {"n_ctx": True}}, path="/props")
+    info = compat(name="llamacpp").probe("llamacpp/any")
+    assert info is not None and info.context_window is None
+
+
 def test_modelplug_probe_ollama_show_and_ps(compat, wire_server):
     wire_server.add_json(
         {

@@ -82,6 +82,20 @@ def test_modelplug_resolve_user_provider_replaces_a_preset(tmp_path):
     assert route.info.price_source == "local (free)"
 
 
+def test_a_replaced_preset_keeps_its_key_variable_unless_told_none(tmp_path):
+    def provider(**extra):
+        table = {"type": "openai-compatible", "base_url": "https://proxy.example/v1", **extra}
+        settings = settings_with(tmp_path, providers={"openrouter": table})
+        route = plugin.modelplug_resolve("openrouter/qwen", settings)
+        assert route is not None
+        return route.endpoint.api_key_env
+
+    assert provider() == "OPENROUTER_API_KEY"
+    assert provider(api_key_env="PROXY_KEY") == "PROXY_KEY"
+    # None given in code means no key: OpenRouter's must not go to the proxy.
+    assert provider(api_key_env=None) is None
+
+
 def test_modelplug_resolve_user_provider_on_loopback_is_not_assumed_free(tmp_path):
     settings = settings_with(
         tmp_path,

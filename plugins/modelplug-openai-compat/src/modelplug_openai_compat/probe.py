@@ -90,6 +90,12 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _tokens(value: Any) -> int | None:
+    """A token count a server reported: a positive int. JSON's true is not 1 here,
+    though Python counts a bool as an int."""
+    return value if type(value) is int and value > 0 else None
+
+
 def _dicts(value: Any) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
@@ -100,7 +106,7 @@ async def probe_llamacpp(client: Client, route: Route) -> ModelInfo:
     n_ctx = settings.get("n_ctx") or props.get("n_ctx")
     tools = _dict(props.get("chat_template_caps")).get("supports_tools")
     return ModelInfo(
-        context_window=n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else None,
+        context_window=_tokens(n_ctx),
         supports_tools=tools if isinstance(tools, bool) else None,
         notes=["probed llama.cpp /props (default_generation_settings.n_ctx)"],
     )
@@ -119,8 +125,8 @@ async def probe_ollama(client: Client, route: Route) -> ModelInfo:
         running = {}
     for model in _dicts(running.get("models")):
         if model.get("name") == route.model or model.get("model") == route.model:
-            loaded = model.get("context_length")
-            if isinstance(loaded, int) and loaded > 0:
+            loaded = _tokens(model.get("context_length"))
+            if loaded is not None:
                 window = loaded
                 notes.append("context window as loaded, from /api/ps")
     if window is None:
@@ -131,7 +137,7 @@ async def probe_ollama(client: Client, route: Route) -> ModelInfo:
                 notes.append("context window from the model's num_ctx parameter")
     if window is None:
         for key, value in _dict(show.get("model_info")).items():
-            if key.endswith(".context_length") and isinstance(value, int):
+            if key.endswith(".context_length") and _tokens(value) is not None:
                 window = value
                 notes.append(
                     "context window the model was trained for; Ollama may load less "
@@ -148,7 +154,7 @@ async def probe_ollama(client: Client, route: Route) -> ModelInfo:
 async def probe_vllm(client: Client, route: Route) -> ModelInfo:
     listing = await _call(client, route, "GET", f"{route.endpoint.base_url}/models")
     for model in _dicts(listing.get("data")):
-        if model.get("id") == route.model and isinstance(model.get("max_model_len"), int):
+        if model.get("id") == route.model and _tokens(model.get("max_model_len")) is not None:
             return ModelInfo(
                 context_window=model["max_model_len"],
                 notes=["probed vLLM /v1/models (max_model_len)"],
@@ -162,17 +168,17 @@ async def probe_lmstudio(client: Client, route: Route) -> ModelInfo:
     for model in _dicts(listing.get("data")):
         if model.get("id") != route.model:
             continue
-        loaded = model.get("loaded_context_length")
-        most = model.get("max_context_length")
+        loaded = _tokens(model.get("loaded_context_length"))
+        most = _tokens(model.get("max_context_length"))
         caps = model.get("capabilities")
         tools = "tool_use" in caps if isinstance(caps, list) else None
-        if isinstance(loaded, int) and loaded > 0:
+        if loaded is not None:
             return ModelInfo(
                 context_window=loaded,
                 supports_tools=tools,
                 notes=["probed LM Studio /api/v0/models (loaded_context_length)"],
             )
-        if isinstance(most, int) and most > 0:
+        if most is not None:
             return ModelInfo(
                 context_window=most,
                 supports_tools=tools,

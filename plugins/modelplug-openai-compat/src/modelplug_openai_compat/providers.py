@@ -69,7 +69,7 @@ def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
         base_url, allow_insecure_http=user.allow_insecure_http, provider=provider
     )
     api_key_env = user.api_key_env
-    if api_key_env is None and preset is not None:
+    if api_key_env is None and preset is not None and "api_key_env" not in user.given:
         api_key_env = preset.api_key_env
     # "local" means a free server on this machine (pricing plugins read it so): a local
     # preset, or a keyless loopback address. A keyed one is likely a paid proxy.
