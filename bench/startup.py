@@ -27,6 +27,8 @@ import sys
 import tempfile
 from importlib.util import find_spec
 
+from callgrind import count_instructions, have_valgrind
+
 PROBE = """
 import json, resource, sys, time
 t0 = time.perf_counter()
@@ -71,36 +73,6 @@ def measure(body: str, runs: int, python: str = sys.executable) -> dict[str, obj
     }
 
 
-def count_instructions(body: str, python: str) -> int:
-    """Instructions the case executes, counted by callgrind (one run)."""
-    import re
-    import shutil
-
-    if shutil.which("valgrind") is None:
-        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
-    with tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "MODELPLUG_CONFIG": os.path.join(home, "none.toml")}
-        out = subprocess.run(
-            [
-                "valgrind",
-                "--tool=callgrind",
-                f"--callgrind-out-file={home}/out",
-                python,
-                "-c",
-                body,
-            ],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=home,
-            check=True,
-        )
-    match = re.search(r"Collected : (\d+)", out.stderr)
-    if match is None:
-        raise SystemExit(f"callgrind printed no count:\n{out.stderr[-2000:]}")
-    return int(match.group(1))
-
-
 def _has(python: str, module: str) -> bool:
     probe = f"import importlib.util, sys; sys.exit(importlib.util.find_spec({module!r}) is None)"
     return subprocess.run([python, "-c", probe], capture_output=True).returncode == 0
@@ -114,6 +86,8 @@ def main() -> int:
         "--instructions", action="store_true", help="also count instructions (callgrind)"
     )
     args = parser.parse_args()
+    if args.instructions and not have_valgrind():
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
     version = sys.version.split()[0]
     print(f"python {version} on {os.cpu_count()} cores, {args.runs} cold runs each (median)\n")
     measured: dict[str, dict[str, object]] = {}
@@ -127,8 +101,8 @@ def main() -> int:
                 continue
         measured[name] = result = measure(body, args.runs, python)
         if args.instructions:
-            result["instructions"] = count_instructions(body, python) - count_instructions(
-                "pass", python
+            result["instructions"] = count_instructions([python, "-c", body]) - count_instructions(
+                [python, "-c", "pass"]
             )
         heavy = f"  heavy modules: {', '.join(result['heavy'])}" if result["heavy"] else ""
         counted = result.get("instructions")

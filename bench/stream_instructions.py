@@ -13,13 +13,11 @@ costs. Takes a few minutes; needs valgrind.
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from callgrind import count_instructions, have_valgrind
 
 HERE = Path(__file__).resolve().parent
 
@@ -50,33 +48,14 @@ READERS = ("raw sync", "raw async", "modelplug sync", "modelplug async")
 
 
 def instructions(script: Path, reader: str, events: int) -> int:
-    with tempfile.TemporaryDirectory() as scratch:
-        out = subprocess.run(
-            [
-                "valgrind",
-                "--tool=callgrind",
-                f"--callgrind-out-file={scratch}/out",
-                sys.executable,
-                str(script),
-                reader,
-                str(events),
-            ],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "MODELPLUG_CONFIG": f"{scratch}/none.toml"},
-            check=True,
-        )
-    match = re.search(r"Collected : (\d+)", out.stderr)
-    if match is None:
-        raise SystemExit(f"callgrind printed no count for {reader}:\n{out.stderr[-2000:]}")
-    return int(match.group(1))
+    return count_instructions([sys.executable, str(script), reader, str(events)])
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000)
     args = parser.parse_args()
-    if shutil.which("valgrind") is None:
+    if not have_valgrind():
         print("valgrind is not installed: nothing to count (apt-get install valgrind)")
         return 0
     with tempfile.TemporaryDirectory() as scratch:

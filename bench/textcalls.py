@@ -20,9 +20,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import re
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import modelplug_textcalls
+from callgrind import count_instructions, have_valgrind
 from modelplug import Client
 from modelplug.types import ToolSpec
 
@@ -73,6 +71,17 @@ CASES: dict[str, tuple[str, Callable[[int], str], int]] = {
 }
 
 
+def make_client(tmp: str) -> Client:
+    """A client with only the textcalls reader, isolated from this machine's settings."""
+    return Client(
+        plugins=[modelplug_textcalls],
+        entry_points=False,
+        user_config=Path(tmp) / "config.toml",
+        project_dir=tmp,
+        environ={},
+    )
+
+
 def run(client: Client, mode: str, reply: str, calls: int) -> float:
     held = client.held_text(TOOLS, mode)
     feed = held.feed
@@ -97,13 +106,7 @@ def feed_case(name: str, size: int, feed: bool) -> None:
     (with ``feed``) stream the reply through HeldText."""
     mode, build, calls = CASES[name]
     with tempfile.TemporaryDirectory() as tmp:
-        client = Client(
-            plugins=[modelplug_textcalls],
-            entry_points=False,
-            user_config=Path(tmp) / "config.toml",
-            project_dir=tmp,
-            environ={},
-        )
+        client = make_client(tmp)
         reply = build(size)
         held = client.held_text(TOOLS, mode)
         if feed:
@@ -114,32 +117,15 @@ def feed_case(name: str, size: int, feed: bool) -> None:
 
 
 def instructions(name: str, size: int, feed: bool) -> int:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = subprocess.run(
-            [
-                "valgrind",
-                "--tool=callgrind",
-                f"--callgrind-out-file={tmp}/out",
-                sys.executable,
-                __file__,
-                "--case",
-                name,
-                str(size),
-                "feed" if feed else "setup",
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-        )
-    found = re.search(r"Collected : (\d+)", out.stderr)
-    if found is None:
-        raise SystemExit(f"callgrind printed no count:\n{out.stderr[-2000:]}")
-    return int(found.group(1))
+    what = "feed" if feed else "setup"
+    return count_instructions(
+        [sys.executable, os.path.abspath(__file__), "--case", name, str(size), what],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
 
 
 def main_instructions() -> int:
-    if shutil.which("valgrind") is None:
+    if not have_valgrind():
         raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
     small = 20_000
     worst = 0.0
@@ -167,13 +153,7 @@ def main() -> int:
     quick = "--quick" in sys.argv
     small = 20_000 if quick else 100_000
     with tempfile.TemporaryDirectory() as tmp:
-        client = Client(
-            plugins=[modelplug_textcalls],
-            entry_points=False,
-            user_config=Path(tmp) / "config.toml",
-            project_dir=tmp,
-            environ={},
-        )
+        client = make_client(tmp)
         worst = 0.0
         print(f"{'case':34} {small // 1000:>5} KB {2 * small // 1000:>5} KB  ratio")
         for name, (mode, build, calls) in CASES.items():
