@@ -62,7 +62,40 @@ class FakeClock:
         self.now += seconds
 
 
-class TalkThenFail:
+class NamedProvider:
+    """A provider of one name, as every test provider here is: it answers
+    ``<provider>/<model>`` specs and opens streams for its own routes only, by
+    :meth:`play`."""
+
+    provider: str
+
+    def endpoint(self) -> Endpoint:
+        return Endpoint(type="test", local=True)
+
+    @hookimpl
+    def modelplug_resolve(self, spec: str) -> Route | None:
+        provider, _, model = spec.partition("/")
+        if provider != self.provider:
+            return None
+        return Route(provider=provider, model=model, endpoint=self.endpoint())
+
+    @hookimpl
+    def modelplug_providers(self) -> list[str]:
+        return [self.provider]
+
+    @hookimpl
+    def modelplug_stream(
+        self, route: Route, request: Request, client: Client
+    ) -> AsyncIterator[Event] | None:
+        if route.provider != self.provider:
+            return None
+        return self.play(route, request, client)
+
+    def play(self, route: Route, request: Request, client: Client) -> AsyncIterator[Event]:
+        raise NotImplementedError
+
+
+class TalkThenFail(NamedProvider):
     """A provider (``talker/...``) that yields some text and then raises ``error``:
     the failure-after-output case FakeModel cannot play."""
 
@@ -72,31 +105,14 @@ class TalkThenFail:
         self.provider = provider
         self.calls = 0
 
-    @hookimpl
-    def modelplug_resolve(self, spec: str) -> Route | None:
-        provider, _, model = spec.partition("/")
-        if provider != self.provider:
-            return None
-        return Route(provider=provider, model=model, endpoint=Endpoint(type="test", local=True))
-
-    @hookimpl
-    def modelplug_providers(self) -> list[str]:
-        return [self.provider]
-
-    @hookimpl
-    def modelplug_stream(self, route: Route, request: Request) -> AsyncIterator[Event] | None:
-        if route.provider != self.provider:
-            return None
-        return self._play(route)
-
-    async def _play(self, route: Route) -> AsyncIterator[Event]:
+    async def play(self, route: Route, request: Request, client: Client) -> AsyncIterator[Event]:
         self.calls += 1
         for word in self.words:
             yield TextDelta(text=word)
         raise self.error
 
 
-class Scripted:
+class Scripted(NamedProvider):
     """A provider (``scripted/...``) that plays one list of events per call and then
     raises that call's error, or ends with a Done when it has none."""
 
@@ -106,22 +122,13 @@ class Scripted:
         self.calls = list(calls)
         self.opened = 0
 
-    @hookimpl
-    def modelplug_resolve(self, spec: str) -> Route | None:
-        provider, _, model = spec.partition("/")
-        if provider != self.provider:
-            return None
-        return Route(provider=provider, model=model, endpoint=Endpoint(type="test", local=True))
-
-    @hookimpl
-    def modelplug_stream(self, route: Route) -> AsyncIterator[Event] | None:
-        if route.provider != self.provider:
-            return None
+    def play(self, route: Route, request: Request, client: Client) -> AsyncIterator[Event]:
+        # Counted when the stream is opened, not when it is read.
         events, error = self.calls.pop(0)
         self.opened += 1
-        return self._play(route, events, error)
+        return self._events(route, events, error)
 
-    async def _play(
+    async def _events(
         self, route: Route, events: list[Event], error: Exception | None
     ) -> AsyncIterator[Event]:
         for event in events:
@@ -132,7 +139,7 @@ class Scripted:
         yield Done(response=Response(message=message, model=route.name))
 
 
-class KeyedProvider:
+class KeyedProvider(NamedProvider):
     """A provider (``keyed/...``) whose endpoint needs KEYED_API_KEY."""
 
     provider = "keyed"
@@ -140,21 +147,10 @@ class KeyedProvider:
     def __init__(self) -> None:
         self.calls = 0
 
-    @hookimpl
-    def modelplug_resolve(self, spec: str) -> Route | None:
-        provider, _, model = spec.partition("/")
-        if provider != self.provider:
-            return None
-        endpoint = Endpoint(type="test", base_url="https://keyed.test", api_key_env="KEYED_API_KEY")
-        return Route(provider=provider, model=model, endpoint=endpoint)
+    def endpoint(self) -> Endpoint:
+        return Endpoint(type="test", base_url="https://keyed.test", api_key_env="KEYED_API_KEY")
 
-    @hookimpl
-    def modelplug_stream(self, route: Route, client: Client) -> AsyncIterator[Event] | None:
-        if route.provider != self.provider:
-            return None
-        return self._play(route, client)
-
-    async def _play(self, route: Route, client: Client) -> AsyncIterator[Event]:
+    async def play(self, route: Route, request: Request, client: Client) -> AsyncIterator[Event]:
         self.calls += 1
         client.settings.api_key(route.endpoint.api_key_env, route.provider)
         message = Message(role="assistant", content=[TextBlock(text="keyed")])
