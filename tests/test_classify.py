@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from modelplug.builtin.classify import classify, parse_retry_after
+from modelplug.builtin.classify import classify, parse_retry_after, retry_after_from_headers
 from modelplug.errors import ErrorClass
 
 
@@ -84,6 +84,16 @@ def test_retry_after_seconds_ms_and_http_date() -> None:
     )
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == 10.0
     assert parse_retry_after("soon") is None
+
+
+def test_retry_after_from_headers_in_any_case() -> None:
+    assert retry_after_from_headers({"Retry-After": "7"}) == 7.0
+    assert retry_after_from_headers({"Retry-After-Ms": "1500", "Retry-After": "7"}) == 1.5
+    # An unreadable retry-after-ms leaves Retry-After to answer.
+    assert retry_after_from_headers({"retry-after-ms": "soon", "retry-after": "3"}) == 3.0
+    assert retry_after_from_headers({}) is None
+    assert retry_after_from_headers(None) is None
+    assert classify(HTTPishError(status_code=429, headers={"Retry-After": "2"})).retry_after == 2.0
 
 
 def test_error_class_rules_cannot_be_broken() -> None:

@@ -16,7 +16,13 @@ from ..errors import CONTEXT_PHRASES, ErrorClass, ModelError, class_for_status
 from ..plugins import hookimpl
 from ..routes import Route
 
-__all__ = ["CONTEXT_PHRASES", "classify", "parse_retry_after", "retry_after_of"]
+__all__ = [
+    "CONTEXT_PHRASES",
+    "classify",
+    "parse_retry_after",
+    "retry_after_from_headers",
+    "retry_after_of",
+]
 
 TRANSIENT_CODES = {
     "ECONNRESET",
@@ -96,14 +102,24 @@ def retry_after_of(error: BaseException, now: float | None = None) -> float | No
     headers = _headers(error)
     if headers is None:
         return None
+    return retry_after_from_headers(headers, now)
+
+
+def retry_after_from_headers(headers: Any, now: float | None = None) -> float | None:
+    """Seconds a response's headers ask us to wait: ``retry-after-ms``, else
+    ``Retry-After`` as seconds or an HTTP date. Header names match in any case, in a
+    plain dict too; an unreadable ``retry-after-ms`` leaves ``Retry-After`` to answer."""
     try:
-        millis = headers.get("retry-after-ms")
-        if millis is not None:
-            return max(0.0, float(millis) / 1000)
-        value = headers.get("retry-after")
+        lower = {str(k).lower(): v for k, v in headers.items()}
     except (AttributeError, TypeError, ValueError):
         return None
-    return parse_retry_after(value, now)
+    millis = lower.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except (TypeError, ValueError):
+            pass
+    return parse_retry_after(lower.get("retry-after"), now)
 
 
 def parse_retry_after(value: Any, now: float | None = None) -> float | None:

@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from modelplug.builtin.classify import parse_retry_after
+from modelplug.builtin.classify import retry_after_from_headers
 from modelplug.errors import ErrorClass, ModelError
 from modelplug.errors import class_for_status as core_class_for_status
 from modelplug.redact import redact
@@ -191,21 +191,6 @@ def class_for_status(
     return error_class
 
 
-def retry_after_from(headers: Mapping[str, str]) -> float | None:
-    """Seconds the headers ask us to wait. Not core's ``retry_after_of``: that reads an
-    error's headers, and this error's class needs the answer before the error exists;
-    it also reads a plain dict's names case-sensitively, and gives up on an unreadable
-    ``retry-after-ms`` where ``Retry-After`` may still answer."""
-    lower = {k.lower(): v for k, v in headers.items()}
-    millis = lower.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    return parse_retry_after(lower.get("retry-after"))
-
-
 def http_error(
     status: int | None,
     headers: Mapping[str, str],
@@ -221,7 +206,7 @@ def http_error(
     except ValueError:
         body = text
     message = _server_message(body)
-    retry_after = retry_after_from(headers)
+    retry_after = retry_after_from_headers(headers)
     queue = backpressure_text(headers, body) if status == 429 else ""
     error_class = class_for_status(status, message, retry_after, queue, _error_type(body))
     where = f"{route.provider} answered {status}" if status else f"{route.provider} failed"
