@@ -62,3 +62,15 @@ def test_modelplug_plugins_command_loads_no_heavy_module(tmp_path: Path) -> None
     )
     assert heavy(modules) == []
     assert "pydantic" not in modules
+
+
+def test_the_package_exports_every_neutral_type() -> None:
+    # modelplug/__init__.py lists the type names by hand (reading types.__all__ would
+    # import pydantic); this keeps the two lists from drifting apart.
+    import modelplug
+    import modelplug.types
+
+    missing = set(modelplug.types.__all__) - set(modelplug.__all__)
+    assert missing == set()
+    for name in modelplug.types.__all__:
+        assert getattr(modelplug, name) is getattr(modelplug.types, name)
