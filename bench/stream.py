@@ -179,7 +179,7 @@ def modelplug_client(url: str) -> Any:
     from modelplug import Client
 
     return Client(
-        plugins=["modelplug-openai-compat"],
+        enable=["modelplug-openai-compat"],
         entry_points=True,
         config={"providers": {"bench": {"type": "openai-compatible", "base_url": url + "/v1"}}},
         environ={},

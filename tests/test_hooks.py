@@ -24,6 +24,7 @@ from modelplug.types import (
     ParsedText,
     Request,
     Response,
+    Provider,
     Route,
     TextBlock,
     TextDelta,
@@ -46,8 +47,8 @@ class LabProvider:
         return Route(provider="lab", model=model, endpoint=Endpoint(type="lab"))
 
     @hookimpl
-    def modelplug_providers(self) -> list[str]:
-        return ["lab"]
+    def modelplug_providers(self) -> list[Provider]:
+        return [Provider(name="lab", type="lab")]
 
     @hookimpl
     def modelplug_stream(self, route: Route, request: Request) -> AsyncIterator[Event] | None:

@@ -18,7 +18,7 @@ def project(modelplug_config_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "adapter.py").write_text(
-        "from modelplug import hookimpl\n\n@hookimpl\ndef modelplug_providers():\n    return ['inhouse']\n"
+        "from modelplug import hookimpl\n\n@hookimpl\ndef modelplug_providers():\n    from modelplug import Provider\n    return [Provider(name='inhouse', type='inhouse')]\n"
     )
     (root / "pyproject.toml").write_text('[tool.modelplug.plugins]\nlocal = ["inhouse.adapter"]\n')
     monkeypatch.delitem(sys.modules, "inhouse", raising=False)

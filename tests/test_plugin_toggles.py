@@ -23,7 +23,9 @@ Path(os.environ["RECORDER_MARK"]).write_text("imported")
 
 @hookimpl
 def modelplug_providers():
-    return ["recorded"]
+    from modelplug import Provider
+
+    return [Provider(name="recorded", type="recorded")]
 """
 
 
@@ -118,13 +120,13 @@ def test_project_file_toggles_and_later_layers_win(
     client, _ = client_quietly()
     assert info(client, "modelplug-recorder").reason == "disabled by the environment"
 
-    client, _ = client_quietly(plugins=["recorder"])
+    client, _ = client_quietly(enable=["recorder"])
     assert info(client, "modelplug-recorder").enabled
     assert (
         info(client, "modelplug-recorder").reason == "in the enable list of the explicit argument"
     )
 
-    client, _ = client_quietly(plugins=["recorder"], disable=["modelplug-recorder"])
+    client, _ = client_quietly(enable=["recorder"], disable=["modelplug-recorder"])
     assert info(client, "modelplug-recorder").reason == "disabled by the explicit argument"
 
 

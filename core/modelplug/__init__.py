@@ -35,9 +35,10 @@ _EXPORTS = {
     "MissingKeyError": "errors",
     "UnknownProviderError": "errors",
     "RequestError": "errors",
+    "NoProviderError": "errors",
+    "PluginError": "errors",
     "PluginLoadError": "errors",
     "TextCallError": "errors",
-    "ScriptExhaustedError": "errors",
     # helpers for adapters
     "HeldText": "held_text",
     "replayable_messages": "replay",
@@ -59,6 +60,7 @@ _TYPES = [
     "OpaqueBlock",
     "ParsedText",
     "Price",
+    "Provider",
     "Request",
     "Response",
     "Route",
@@ -79,7 +81,7 @@ _TYPES = [
 ]
 _EXPORTS.update(dict.fromkeys(_TYPES, "types"))
 # The route records are plain dataclasses: ``modelplug.Route`` must not load pydantic.
-_ROUTE_RECORDS = ["Endpoint", "ModelInfo", "Price", "Route", "TextCallMode"]
+_ROUTE_RECORDS = ["Endpoint", "ModelInfo", "Price", "Provider", "Route", "TextCallMode"]
 _EXPORTS.update(dict.fromkeys(_ROUTE_RECORDS, "routes"))
 
 __all__ = [
@@ -144,9 +146,10 @@ if TYPE_CHECKING:
         MissingKeyError,
         ModelError,
         ModelplugError,
+        NoProviderError,
+        PluginError,
         PluginLoadError,
         RequestError,
-        ScriptExhaustedError,
         TextCallError,
         UnknownProviderError,
     )

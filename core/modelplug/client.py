@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import ErrorClass, ModelError, ModelplugError, NoProviderError, UnknownProviderError
 from .plugins import PluginHost, PluginInfo
-from .routes import ModelInfo, Route
+from .routes import ModelInfo, Provider, Route
 from .settings import (
     BUILTIN_ROLES,
     ModelplugWarning,
@@ -63,7 +63,9 @@ class Client:
 
     :param model: the default model spec for calls that name none.
     :param plugins: plugin objects (modules or instances with ``@hookimpl`` functions) to
-        register, and plugin names (strings) that form an explicit allow-list.
+        register, whatever the toggles say.
+    :param enable: plugin names that form an explicit allow-list (core's built-ins and
+        the objects in ``plugins`` stay on).
     :param disable: plugin names to disable (the last word on toggles).
     :param settings: ready-made Settings (otherwise read from the files and environment).
     :param config: explicit settings (same keys as the TOML files); they win.
@@ -79,7 +81,8 @@ class Client:
         self,
         model: str | None = None,
         *,
-        plugins: Sequence[object | str] = (),
+        plugins: Sequence[object] = (),
+        enable: Sequence[str] | None = None,
         disable: Sequence[str] = (),
         settings: Settings | None = None,
         config: Mapping[str, Any] | None = None,
@@ -92,9 +95,16 @@ class Client:
         self.settings = settings or load_settings(
             user_path=user_config, project_dir=project_dir, environ=environ, explicit=config
         )
+        for plugin in plugins:
+            if isinstance(plugin, str):
+                raise TypeError(
+                    f"Client(plugins=[...]) takes plugin objects, got the name {plugin!r}; "
+                    f"pass names as Client(enable=[{plugin!r}]) or disable=[...]"
+                )
         self.host = PluginHost(
             self.settings,
             explicit=plugins,
+            enable=enable,
             disable=disable,
             entry_points=entry_points,
             strict=strict,
@@ -107,15 +117,18 @@ class Client:
         self._local = threading.local()
         self._background: tuple[asyncio.AbstractEventLoop, threading.Thread] | None = None
         self._echo_noted = False
+        self._declared: dict[str, list[tuple[Provider, str]]] | None = None
         self._warn_unknown_sections()
 
     # -- plugins ---------------------------------------------------------------------
 
     def register(self, plugin: object, name: str | None = None) -> PluginInfo:
         """Register a plugin object on this client."""
+        self._declared = None
         return self.host.add(plugin, name)
 
     def unregister(self, plugin: object) -> None:
+        self._declared = None
         self.host.remove(plugin)
 
     def plugins(self) -> list[PluginInfo]:
@@ -124,10 +137,37 @@ class Client:
 
     def providers(self) -> list[str]:
         """Every provider name the enabled plugins serve."""
-        names: set[str] = set()
-        for result in self.hook.modelplug_providers(settings=self.settings):
-            names.update(result or [])
-        return sorted(names)
+        return sorted(self.declared_providers())
+
+    def declared_providers(self) -> dict[str, list[tuple[Provider, str]]]:
+        """Each provider name, with every (declaration, plugin name) that serves it, in
+        the order core's rule ranks them: the first one serves the name unless the
+        user's file pins a type (see :meth:`provider_type`)."""
+        if self._declared is None:
+            table: dict[str, list[tuple[Provider, str]]] = {}
+            answers = self.host.call_each("modelplug_providers", {"settings": self.settings})
+            for declared, plugin in answers:
+                for entry in declared:
+                    if not isinstance(entry, Provider):
+                        raise TypeError(
+                            f"the plugin {plugin!r} declared {entry!r} from "
+                            "modelplug_providers; return modelplug.plugin.Provider records"
+                        )
+                    table.setdefault(entry.name, []).append((entry, plugin))
+            for entries in table.values():
+                entries.sort(key=lambda item: (not item[0].native, item[1]))
+            self._declared = table
+        return self._declared
+
+    def provider_type(self, name: str) -> str | None:
+        """The type a provider name has: the user's ``[providers.NAME] type``, else the
+        first-ranked declaration's (native before generic, then by plugin name); None
+        when nothing declares the name."""
+        own = self.settings.providers.get(name)
+        if own is not None:
+            return own.type
+        entries = self.declared_providers().get(name)
+        return entries[0][0].type if entries else None
 
     def _warn_unknown_sections(self) -> None:
         known = {p.name for p in self.host.infos}
@@ -189,7 +229,13 @@ class Client:
         """Turn a spec, alias or role into a Route (no key in it)."""
         asked = self.choose_model(spec)
         concrete, role = self.expand(asked)
-        route: Route | None = self.hook.modelplug_resolve(spec=concrete, settings=self.settings)
+        provider_name, slash, _ = concrete.partition("/")
+        provider_type = self.provider_type(provider_name) if slash else None
+        found = self.host.call_first(
+            "modelplug_resolve",
+            {"spec": concrete, "settings": self.settings, "provider_type": provider_type},
+        )
+        route: Route | None = found[0]
         if route is None:
             provider = concrete.partition("/")[0] if "/" in concrete else None
             defined = self.settings.providers.get(provider or "")
@@ -202,9 +248,9 @@ class Client:
                     f"{defined.type!r}, which no enabled plugin serves",
                 )
             raise UnknownProviderError(concrete, provider, self.providers())
-        catalog: ModelInfo | None = self.hook.modelplug_model_info(
-            route=route, settings=self.settings
-        )
+        catalog: ModelInfo | None = self.host.call_first(
+            "modelplug_model_info", {"route": route, "settings": self.settings}
+        )[0]
         info = route.info if catalog is None else route.info.merged_over(catalog)
         override = self.settings.models.get(asked) or self.settings.model_settings(
             route.provider, route.model
@@ -218,7 +264,9 @@ class Client:
                 user_info.price = dataclasses.replace(override.price)
                 user_info.price_source = "settings"
             info = user_info.merged_over(info)
-        return dataclasses.replace(route, info=info, spec=asked, role=role)
+        return dataclasses.replace(
+            route, info=info, spec=asked, role=role, plugin=route.plugin or found[1]
+        )
 
     async def aprobe(self, spec: str | None = None) -> ModelInfo | None:
         """Ask the server behind a route what it actually serves (None: cannot probe)."""
@@ -235,19 +283,32 @@ class Client:
 
     def price(self, route: Route, usage: Usage, price_factor: float = 1.0) -> Cost | None:
         """The cost of ``usage`` on ``route``, or None when no table knows the model."""
-        cost: Cost | None = self.hook.modelplug_price(
-            route=route, usage=usage, price_factor=price_factor, settings=self.settings
-        )
+        cost: Cost | None = self.host.call_first(
+            "modelplug_price",
+            {
+                "route": route,
+                "usage": usage,
+                "price_factor": price_factor,
+                "settings": self.settings,
+            },
+        )[0]
         return cost
 
     def classify(self, error: BaseException, route: Route | None = None) -> ErrorClass:
         """What kind of failure ``error`` is (a plugin's answer, else core's generic one)."""
         if isinstance(error, ModelError):
             return error.error_class
-        result: ErrorClass | None = self.hook.modelplug_classify_error(error=error, route=route)
+        result: ErrorClass | None = self.host.call_first(
+            "modelplug_classify_error", {"error": error, "route": route}
+        )[0]
         return result or ErrorClass(kind="other", reason=type(error).__name__)
 
     # -- helpers for plugins ---------------------------------------------------------
+
+    def policies(self, kind: str) -> list[object]:
+        """The policy plugins of ``kind`` on this client (see
+        :func:`modelplug.plugin.find_policies`)."""
+        return self.host.plugins_of_kind(kind)
 
     def stream_hook(self, exclude: Sequence[object] = ()) -> Any:
         """The ``modelplug_stream`` hook caller, skipping ``exclude`` (for policies that
@@ -265,8 +326,9 @@ class Client:
         )
         if stream is None:
             raise NoProviderError(
-                f"no enabled plugin opens streams for the provider {route.provider!r}; "
-                "check `modelplug plugins` for a disabled or failed plugin"
+                f"no enabled plugin opens streams of type {route.endpoint.type!r} (the "
+                f"provider {route.provider!r}); check `modelplug plugins` for a disabled "
+                "or failed plugin"
             )
         return stream
 

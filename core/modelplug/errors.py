@@ -23,6 +23,7 @@ __all__ = [
     "ModelError",
     "ModelplugError",
     "NoProviderError",
+    "PluginError",
     "PluginLoadError",
     "RequestError",
     "ScriptExhaustedError",
@@ -146,6 +147,21 @@ class PluginLoadError(ModelplugError):
     """A plugin failed to import or to validate (fatal only with MODELPLUG_STRICT_PLUGINS=1)."""
 
 
+class PluginError(ModelplugError):
+    """A plugin's hook implementation raised: a bug in that plugin, not a failure of
+    the model or the provider. ``plugin`` and ``hook`` name it; ``__cause__`` is what it
+    raised."""
+
+    def __init__(self, plugin: str, hook: str, error: BaseException) -> None:
+        self.plugin = plugin
+        self.hook = hook
+        super().__init__(
+            f"the plugin {plugin!r} failed in {hook}: {type(error).__name__}: {error} "
+            f"(a bug in that plugin; `modelplug plugins` shows where it comes from, and "
+            f"disable = [{plugin!r}] under [plugins] turns it off)"
+        )
+
+
 class TextCallError(ModelplugError, ValueError):
     """A text-tool-call reader met input it cannot handle (a bad mode, say)."""
 
@@ -231,6 +247,9 @@ def class_for_status(
             status=status,
             reason="the prompt is longer than the model's context window",
         )
+    if status == 402 or error_type in ("insufficient_quota", "billing_error"):
+        # Before 429: OpenAI reports an exhausted quota as a 429 that no wait will fix.
+        return ErrorClass(kind="quota", fallback=True, status=status, reason="quota exhausted")
     if status == 429 or error_type in ("rate_limit_error", "rate_limit_exceeded"):
         return ErrorClass(
             kind="rate_limit",
@@ -271,8 +290,6 @@ def class_for_status(
         return ErrorClass(kind="auth", fallback=True, status=status, reason="authentication failed")
     if status == 403 or error_type == "permission_error":
         return ErrorClass(kind="auth", fallback=True, status=status, reason="permission denied")
-    if status == 402 or error_type in ("insufficient_quota", "billing_error"):
-        return ErrorClass(kind="quota", fallback=True, status=status, reason="quota exhausted")
     if status == 404 or error_type == "not_found_error":
         return ErrorClass(kind="not_found", fallback=True, status=status, reason="model not found")
     if status == 413 or error_type == "request_too_large":

@@ -4,6 +4,14 @@ All "who handles this?" hooks are ``firstresult``: an implementation returns Non
 another plugin try. Core's own defaults are registered in the same plugin manager and
 marked ``trylast`` (the user's price and model-info overrides are ``tryfirst``).
 Implementations may accept any subset of a hook's arguments, as pluggy allows.
+
+A provider plugin serves a provider *type* (``route.endpoint.type``), not a provider
+name: a user's ``[providers.work] type = "anthropic"`` reaches the anthropic plugin.
+When two plugins declare the same provider name, core decides which type it has (see
+:func:`modelplug_providers`) and passes it to :func:`modelplug_resolve`.
+
+Everything a plugin needs besides these specs and :mod:`modelplug.types` is in the
+plugin kit, :mod:`modelplug.plugin`.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ if TYPE_CHECKING:
 
     from .client import Client
     from .errors import ErrorClass
-    from .routes import ModelInfo, Route
+    from .routes import ModelInfo, Provider, Route
     from .settings import Settings
     from .types import Cost, Event, ParsedText, Request, ToolSpec, Usage
 
@@ -39,19 +47,29 @@ __all__ = [
 
 
 @hookspec(firstresult=True)
-def modelplug_resolve(spec: str, settings: Settings) -> Route | None:
+def modelplug_resolve(spec: str, settings: Settings, provider_type: str | None) -> Route | None:
     """Turn a model spec into a Route.
 
     Called by :meth:`Client.resolve` after aliases and roles have been expanded, so
     ``spec`` is a concrete ``provider/model`` (split at the first ``/``; the model part
     may itself contain ``/``) or a bare model id such as ``claude-sonnet-4-5``.
 
+    .. versionadded:: 0.1
+    .. versionchanged:: 1.0 ``provider_type``.
+
     :param spec: the concrete spec to resolve.
     :param settings: the merged settings (user, project, environment, explicit). Only
         ``settings.providers`` — which only the user's own file can set — may supply a
         base URL, headers or a key variable.
+    :param provider_type: the type core chose for the spec's provider name: the
+        ``type`` of the user's ``[providers.NAME]`` when there is one, else the type of
+        the winning :class:`~modelplug.routes.Provider` declaration (a native one over
+        a generic one). None when no plugin declared the name (a bare model id, or a
+        name only an in-house adapter knows). Serve the spec only when this is one of
+        your types, or when it is None and you recognise the spec yourself.
     :return: the Route (provider name, model id, endpoint, model info) when this plugin
-        serves the spec, or None to let another plugin try.
+        serves the spec, or None to let another plugin try. Raise ConfigError for a
+        spec that is yours but wrong (``anthropic/`` names no model).
     """
 
 
@@ -63,7 +81,8 @@ def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIte
     :func:`modelplug_resolve`. Policies such as retries and fallbacks are
     ``wrapper=True`` implementations of this same hook: they receive the provider's
     iterator from ``yield`` and return one that wraps it. A wrapper that re-opens a
-    stream calls ``client.stream_hook(exclude=[self])``, so policies never nest.
+    stream calls ``client.open_stream(route, request, exclude=[...])`` with the policies
+    of its kind (:func:`modelplug.plugin.find_policies`), so policies never nest.
 
     :param route: the resolved route (no key in it; read the key with
         ``client.settings.api_key(route)`` when the request is sent).
@@ -71,8 +90,12 @@ def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIte
     :param client: the calling Client: settings, shared HTTP clients, the other hooks.
     :return: an async iterator that yields TextDelta, ThinkingDelta, ToolCallStart and
         Notice events and then exactly one Done carrying the whole Response; or None
-        when this plugin does not serve ``route.provider``. Errors are raised from the
-        iterator; an error after output carries the partial Response as ``.partial``.
+        when this plugin does not serve ``route.endpoint.type``. Errors are raised from
+        the iterator; an error after output carries the partial Response as
+        ``.partial``. The implementation is a plain ``def`` (an ``async def`` is
+        refused when the plugin registers, since it could never return None).
+
+    .. versionadded:: 0.1
     """
 
 
@@ -88,12 +111,16 @@ def modelplug_price(
     :param route: the route that answered (provider, model, endpoint, model info).
     :param usage: token counts as the provider reported them, or as estimated
         (``usage.reported`` is False then). ``usage.input`` excludes cache reads and
-        writes; ``usage.output`` includes reasoning tokens.
+        writes (they are ``cache_read`` and ``cache_write``, each priced at its own
+        rate); ``usage.output`` includes reasoning tokens. Build one from a wire's
+        numbers with ``Usage.from_openai`` / ``from_anthropic`` / ... so the rule holds.
     :param price_factor: multiplier for token prices (0.5 for batch responses); per-use
         charges such as web searches stay at full price.
     :param settings: the merged settings (a table reads its own options from them).
     :return: the cost, or None when this table does not know the model, so another
         pricing plugin can try. Never return zero to mean "unknown".
+
+    .. versionadded:: 0.1
     """
 
 
@@ -109,6 +136,9 @@ def modelplug_classify_error(error: BaseException, route: Route | None) -> Error
     :param error: the exception the provider raised.
     :param route: the route the error happened on, when known.
     :return: the ErrorClass, or None when this plugin does not recognise the error.
+        An exception raised here is reported as a PluginError naming this plugin.
+
+    .. versionadded:: 0.1
     """
 
 
@@ -131,13 +161,19 @@ def modelplug_parse_text_tool_calls(
     :param mode: the model's mode from settings (``whole``, ``lines``, ``off`` or a
         plugin's own dialect such as ``heredoc``).
     :param final: True when the reply is complete.
-    :param state: a dict the caller keeps for the length of one reply and passes on
-        every call, so a reader can resume its scan instead of re-reading ``text``
-        (None when the caller keeps no state).
+    :param state: an opaque dict owned by the reader: the caller (HeldText, the one
+        place that drives this hook) makes an empty dict per reply and passes the same
+        one on every call, never reading or changing it, so a reader can keep where
+        its scan stopped and resume there instead of re-reading ``text``. None when
+        the caller keeps no state: then read ``text`` from the start.
     :return: with ``final=False``, a ParsedText whose ``hold_from`` says from which
         character text must not be shown yet (None: show it all); with ``final=True``,
         the prose without the calls and the calls as tool_use blocks. Return None when
-        this plugin does not handle ``mode``.
+        this plugin does not handle ``mode``. A pure function of its arguments (and
+        ``state``): no I/O, no global state.
+
+    .. versionadded:: 0.1
+    .. versionchanged:: 1.0 ``state`` is documented as the reader's own.
     """
 
 
@@ -151,18 +187,31 @@ def modelplug_model_info(route: Route, settings: Settings) -> ModelInfo | None:
     :param route: the route as the provider plugin built it.
     :param settings: the merged settings.
     :return: what this catalog knows about the model, or None when it knows nothing.
+
+    .. versionadded:: 0.1
     """
 
 
 @hookspec
-def modelplug_providers(settings: Settings) -> list[str]:  # type: ignore[empty-body]
-    """Name the providers this plugin serves (presets and user-defined ones).
+def modelplug_providers(settings: Settings) -> list[Provider]:  # type: ignore[empty-body]
+    """Declare the provider names this plugin serves and the type of each.
 
-    Called when listing plugins and when a spec names an unknown provider, so the
-    error can say which providers are installed. Every implementation is called.
+    Called by :meth:`Client.resolve` to decide a provider name's type, when listing
+    providers, and when a spec names an unknown provider (so the error can say which
+    are installed). Every implementation is called.
+
+    The rule when two plugins declare one name (``ollama`` by both the native Ollama
+    plugin and openai-compat's preset): the type of the user's own
+    ``[providers.NAME]`` wins; else a ``native=True`` declaration beats a generic one;
+    else the first plugin by name. ``modelplug resolve`` shows which plugin serves.
+
+    .. versionadded:: 0.1
+    .. versionchanged:: 1.0 returns :class:`~modelplug.routes.Provider` records, not
+       names.
 
     :param settings: the merged settings (user-defined providers live there).
-    :return: provider names, e.g. ``["ollama", "openrouter"]``.
+    :return: one Provider per name, e.g. ``[Provider(name="ollama",
+        type="openai-compatible")]``; the user's providers of your types included.
     """
 
 
@@ -175,7 +224,11 @@ def modelplug_probe(route: Route, client: Client) -> Awaitable[ModelInfo] | None
     :param route: the route to probe.
     :param client: the calling Client.
     :return: an awaitable of the ModelInfo the server reports, or None when this
-        plugin cannot probe ``route``.
+        plugin cannot probe ``route`` (decide by ``route.endpoint.type`` and, for a
+        generic type, ``route.endpoint.server``). A plain ``def``: an ``async def`` is
+        refused when the plugin registers.
+
+    .. versionadded:: 0.1
     """
 
 
@@ -190,4 +243,6 @@ def modelplug_cli_commands(subparsers: argparse._SubParsersAction[Any], client: 
     :param subparsers: the CLI's subparsers action.
     :param client: the Client the CLI runs with.
     :return: None.
+
+    .. versionadded:: 0.1
     """

@@ -9,27 +9,37 @@ A disabled plugin is decided from metadata alone: its module is never imported.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from types import ModuleType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pluggy
 
 from . import hookspecs
-from .errors import PluginLoadError
+from .errors import ModelplugError, PluginError, PluginLoadError
 from .settings import ModelplugWarning, PluginToggles, Settings, normalize_plugin_name
 
-__all__ = ["PluginHost", "PluginInfo", "hookimpl"]
+if TYPE_CHECKING:
+    from .client import Client
+
+__all__ = ["PluginHost", "PluginInfo", "find_policies", "hookimpl"]
 
 hookimpl = pluggy.HookimplMarker("modelplug")
 
 Source = Literal["builtin", "entry point", "local", "explicit"]
 BUILTIN_MODULES = ("config", "echo", "classify")
+# Hooks whose implementation must answer None for routes it does not serve: an
+# ``async def`` always returns a coroutine, so it would claim every route.
+NOT_ASYNC_DEF = ("modelplug_stream", "modelplug_probe")
+# What a plugin object sets to say it is a policy of some kind (``fallback``,
+# ``limits``), so policies of one kind can find each other (find_policies).
+POLICY_ATTRIBUTE = "modelplug_policy"
 
 
 @dataclass
@@ -62,8 +72,8 @@ class PluginHost:
     """A pluggy PluginManager with modelplug's discovery and toggle rules.
 
     :param settings: merged settings; their ``[plugins]`` tables are the toggles.
-    :param explicit: plugin objects (modules, instances) registered no matter the toggles,
-        and names (strings) that form the explicit allow-list.
+    :param explicit: plugin objects (modules, instances) registered no matter the toggles.
+    :param enable: names that form the explicit allow-list (None: no allow-list).
     :param disable: names disabled explicitly (the last word).
     :param entry_points: False skips installed plugins (the test kit's isolation).
     :param strict: make a plugin that fails to load fatal (default: MODELPLUG_STRICT_PLUGINS).
@@ -73,7 +83,8 @@ class PluginHost:
         self,
         settings: Settings,
         *,
-        explicit: Sequence[object | str] = (),
+        explicit: Sequence[object] = (),
+        enable: Iterable[str] | None = None,
         disable: Iterable[str] = (),
         entry_points: bool = True,
         strict: bool | None = None,
@@ -85,13 +96,12 @@ class PluginHost:
         self.strict = (
             strict if strict is not None else settings.getenv("MODELPLUG_STRICT_PLUGINS") == "1"
         )
-        names = [p for p in explicit if isinstance(p, str)]
-        objects = [p for p in explicit if not isinstance(p, str)]
+        objects = list(explicit)
         self._toggles = settings.toggle_layers()
         explicit_toggles = PluginToggles(
-            enable=list(names) if names else None, disable=list(disable)
+            enable=list(enable) if enable is not None else None, disable=list(disable)
         )
-        if names or explicit_toggles.disable:
+        if enable is not None or explicit_toggles.disable:
             self._toggles.append(("explicit argument", explicit_toggles))
         self._register_builtins()
         if entry_points:
@@ -221,6 +231,19 @@ class PluginHost:
                 ),
             )
             return
+        wrong = _async_defs(self.pm, plugin)
+        if wrong:
+            self.pm.unregister(plugin)
+            self._failed(
+                info,
+                PluginLoadError(
+                    f"{', '.join(wrong)} is an async def, so it would claim every route; "
+                    "make it a plain def that returns None for routes it does not serve "
+                    "and otherwise an async iterator (for modelplug_probe: an awaitable), "
+                    "e.g. return an async generator made by another function"
+                ),
+            )
+            return
         info.hooks = sorted(c.name for c in callers)
 
     def _failed(self, info: PluginInfo, exc: BaseException) -> None:
@@ -244,6 +267,71 @@ class PluginHost:
 
     def listing(self) -> list[PluginInfo]:
         return list(self.infos)
+
+    def plugins_of_kind(self, kind: str) -> list[object]:
+        """Registered plugin objects whose ``modelplug_policy`` attribute is ``kind``."""
+        return [p for p in self.pm.get_plugins() if getattr(p, POLICY_ATTRIBUTE, None) == kind]
+
+    def call_first(self, hook_name: str, kwargs: Mapping[str, Any]) -> tuple[Any, str | None]:
+        """Call a ``firstresult`` hook the way pluggy would, and say which plugin
+        answered. An implementation that raises anything but a ModelplugError (its own
+        deliberate word, such as a ConfigError) is reported as a PluginError naming the
+        plugin: a bug there must not pass for a failure of the model or the provider."""
+        caller = getattr(self.pm.hook, hook_name)
+        impls = caller.get_hookimpls()
+        if any(i.hookwrapper or i.wrapper for i in impls):
+            return caller(**kwargs), None
+        for impl in reversed(impls):
+            try:
+                result = impl.function(*[kwargs[a] for a in impl.argnames])
+            except ModelplugError:
+                raise
+            except Exception as exc:
+                raise PluginError(impl.plugin_name, hook_name, exc) from exc
+            if result is not None:
+                return result, impl.plugin_name
+        return None, None
+
+    def call_each(self, hook_name: str, kwargs: Mapping[str, Any]) -> list[tuple[Any, str]]:
+        """Call every implementation of a hook, with the plugin that gave each answer."""
+        caller = getattr(self.pm.hook, hook_name)
+        out: list[tuple[Any, str]] = []
+        for impl in reversed(caller.get_hookimpls()):
+            try:
+                result = impl.function(*[kwargs[a] for a in impl.argnames])
+            except ModelplugError:
+                raise
+            except Exception as exc:
+                raise PluginError(impl.plugin_name, hook_name, exc) from exc
+            if result is not None:
+                out.append((result, impl.plugin_name))
+        return out
+
+
+def find_policies(client: Client, kind: str) -> list[object]:
+    """The policies of ``kind`` registered on ``client``, in registration order.
+
+    A policy plugin says what it is with a ``modelplug_policy = "<kind>"`` attribute
+    on its module or object. The fallback policy uses this to step aside when a program
+    registered its own FallbackPolicy, and to skip every policy of its kind when it
+    re-opens a stream.
+    """
+    return client.host.plugins_of_kind(kind)
+
+
+def _async_defs(pm: pluggy.PluginManager, plugin: object) -> list[str]:
+    wrong = []
+    for name in NOT_ASYNC_DEF:
+        caller = getattr(pm.hook, name, None)
+        if caller is None:
+            continue
+        for impl in caller.get_hookimpls():
+            if impl.plugin is plugin and (
+                inspect.iscoroutinefunction(impl.function)
+                or inspect.isasyncgenfunction(impl.function)
+            ):
+                wrong.append(name)
+    return wrong
 
 
 def _entry_points() -> list[metadata.EntryPoint]:

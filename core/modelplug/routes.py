@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from .records import to_decimal
 
-__all__ = ["Endpoint", "ModelInfo", "Price", "Route", "TextCallMode"]
+__all__ = ["Endpoint", "ModelInfo", "Price", "Provider", "Route", "TextCallMode"]
 
 TextCallMode = Literal["whole", "lines", "off"] | str
 
@@ -85,6 +85,10 @@ class Endpoint:
     headers: dict[str, str] = field(default_factory=dict)
     allow_insecure_http: bool = False
     local: bool = False
+    # The server software behind an endpoint of a generic type (``llamacpp``, ``vllm``,
+    # ``ollama``...), so probes, reasoning dialects and quirks apply to a provider the
+    # user named ``lab``. None when unknown or when the type says it all.
+    server: str | None = None
 
     def __repr__(self) -> str:
         shown = {**_plain(self), "headers": dict.fromkeys(self.headers, "***")}
@@ -104,10 +108,18 @@ class Route:
 
     provider: str
     model: str
-    endpoint: Endpoint
+    # Left out, the endpoint is ``Endpoint(type=provider)``: an in-house adapter that
+    # is not HTTP builds ``Route(provider="lab", model=m)`` and nothing else.
+    endpoint: Endpoint = field(default_factory=lambda: Endpoint(type=""))
     info: ModelInfo = field(default_factory=ModelInfo)
     spec: str | None = None
     role: str | None = None
+    # The plugin whose modelplug_resolve built this route (set by the client).
+    plugin: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.endpoint.type:
+            self.endpoint = dataclasses.replace(self.endpoint, type=self.provider)
 
     @property
     def name(self) -> str:
@@ -120,6 +132,25 @@ class Route:
         data["endpoint"] = self.endpoint.public_dict()
         data["name"] = self.name
         return data
+
+
+@dataclass(frozen=True, kw_only=True)
+class Provider:
+    """One provider name a plugin serves, as ``modelplug_providers`` declares it.
+
+    :param name: the name in specs (``ollama`` in ``ollama/qwen3:8b``).
+    :param type: the endpoint type the plugin's stream hook serves for it.
+    :param native: True when the plugin speaks the provider's own API (the Responses
+        API for ``openai``, ``/api/chat`` for ``ollama``) rather than a generic
+        compatible one. When two plugins declare one name, the native one serves it
+        unless the user's file pins a type with ``[providers.NAME] type = "..."``.
+    :param example: an example model id, for hints (``qwen3:8b``).
+    """
+
+    name: str
+    type: str
+    native: bool = False
+    example: str | None = None
 
 
 def _plain(record: Any) -> Any:

@@ -32,9 +32,11 @@ __all__ = [
     "ProviderSettings",
     "Settings",
     "check_base_url",
+    "is_loopback_url",
     "load_settings",
     "normalize_plugin_name",
     "user_config_path",
+    "warn",
 ]
 
 CORE_KEYS = frozenset(
@@ -65,6 +67,9 @@ class ProviderSettings:
     api_key_env: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     allow_insecure_http: bool = False
+    # The server software behind a generic type (``llamacpp``, ``vllm``, ``ollama``,
+    # ``lmstudio``, ``litellm``, ``openrouter``): its probes and quirks then apply.
+    server: str | None = None
     # The keys the table gave: ``api_key_env`` given as None (from code; TOML has no
     # null) means "no key", where leaving it out lets a preset's variable apply.
     given: frozenset[str] = field(default=frozenset(), init=False, compare=False)
@@ -73,7 +78,7 @@ class ProviderSettings:
         return (
             f"ProviderSettings(type={self.type!r}, base_url={self.base_url!r}, "
             f"api_key_env={self.api_key_env!r}, headers={dict.fromkeys(self.headers, '***')}, "
-            f"allow_insecure_http={self.allow_insecure_http!r})"
+            f"allow_insecure_http={self.allow_insecure_http!r}, server={self.server!r})"
         )
 
 
@@ -152,6 +157,26 @@ def check_base_url(url: str, *, allow_insecure_http: bool = False, provider: str
             "the network is trusted"
         )
     return url.rstrip("/")
+
+
+def is_loopback_url(url: str) -> bool:
+    """Whether ``url`` points at this machine (localhost, 127.0.0.0/8, ::1)."""
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return False
+    return bool(host) and _is_loopback(host or "")
+
+
+def warn(message: str, *, where: str | None = None, stacklevel: int = 2) -> None:
+    """Warn in modelplug's one style: ``modelplug: warning: <where>: <message>``.
+
+    :param where: the file and key the warning comes from, when it comes from a file.
+    """
+    text = f"{where}: {message}" if where else message
+    if not text.startswith("modelplug: warning: "):
+        text = f"modelplug: warning: {text}"
+    warnings.warn(text, ModelplugWarning, stacklevel=stacklevel + 1)
 
 
 def _is_loopback(host: str) -> bool:

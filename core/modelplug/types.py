@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 # Re-exported: the route records are plain dataclasses, defined apart so resolving a
 # route never imports pydantic.
-from .routes import Endpoint, ModelInfo, Price, Route, TextCallMode
+from .routes import Endpoint, ModelInfo, Price, Provider, Route, TextCallMode
 
 __all__ = [
     "Block",
@@ -44,6 +44,7 @@ __all__ = [
     "OpaqueBlock",
     "ParsedText",
     "Price",
+    "Provider",
     "Request",
     "Response",
     "Route",

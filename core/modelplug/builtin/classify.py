@@ -19,9 +19,11 @@ from ..routes import Route
 __all__ = [
     "CONTEXT_PHRASES",
     "classify",
+    "classify_generic",
     "parse_retry_after",
     "retry_after_from_headers",
     "retry_after_of",
+    "status_of",
 ]
 
 TRANSIENT_CODES = {
@@ -183,6 +185,11 @@ def classify(error: BaseException) -> ErrorClass:
             reason=f"server error {status}",
         )
     return ErrorClass(kind="other", reason=type(error).__name__)
+
+
+# The name the plugin kit exports: core's classifier as a function a plugin can call
+# and refine.
+classify_generic = classify
 
 
 @hookimpl(trylast=True)

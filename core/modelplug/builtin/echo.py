@@ -14,8 +14,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from ..plugins import hookimpl
-from ..routes import Endpoint, ModelInfo, Price, Route
-from ..settings import Settings
+from ..routes import Endpoint, ModelInfo, Price, Provider, Route
 
 if TYPE_CHECKING:
     from ..types import Event, Request
@@ -41,9 +40,9 @@ def _count_request(request: Request) -> int:
 
 
 @hookimpl(trylast=True)
-def modelplug_resolve(spec: str, settings: Settings) -> Route | None:
+def modelplug_resolve(spec: str, provider_type: str | None) -> Route | None:
     provider, _, model = spec.partition("/")
-    if provider != PROVIDER:
+    if provider != PROVIDER or provider_type not in (None, PROVIDER):
         return None
     return Route(
         provider=PROVIDER,
@@ -60,8 +59,8 @@ def modelplug_resolve(spec: str, settings: Settings) -> Route | None:
 
 
 @hookimpl(trylast=True)
-def modelplug_providers() -> list[str]:
-    return [PROVIDER]
+def modelplug_providers() -> list[Provider]:
+    return [Provider(name=PROVIDER, type=PROVIDER, native=True, example="any")]
 
 
 async def _echo(route: Route, request: Request) -> AsyncIterator[Event]:
@@ -93,6 +92,6 @@ async def _echo(route: Route, request: Request) -> AsyncIterator[Event]:
 
 @hookimpl(trylast=True)
 def modelplug_stream(route: Route, request: Request) -> AsyncIterator[Event] | None:
-    if route.provider != PROVIDER:
+    if route.endpoint.type != PROVIDER:
         return None
     return _echo(route, request)

@@ -15,7 +15,8 @@ provides these fixtures:
 Outside pytest, import :class:`WireServer`, :class:`FakeModel` and the builders from here.
 """
 
-from ..builtin.fake import FakeModel, reply, text, thinking, tool_use
+from ..errors import ScriptExhaustedError
+from .fake import FakeModel, reply, text, thinking, tool_use
 from .wire_server import (
     RecordedRequest,
     WireResponse,
@@ -29,6 +30,7 @@ from .wire_server import (
 __all__ = [
     "FakeModel",
     "RecordedRequest",
+    "ScriptExhaustedError",
     "WireResponse",
     "WireServer",
     "load_recording",

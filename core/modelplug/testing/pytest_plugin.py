@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ..builtin.fake import FakeModel
+from .fake import FakeModel
 from ..client import Client
 from .wire_server import WireServer
 
@@ -45,7 +45,12 @@ def make_client(modelplug_config_dir: Path) -> Iterator[MakeClient]:
         **kwargs: Any,
     ) -> Client:
         kwargs.setdefault("user_config", modelplug_config_dir / "config.toml")
-        client = Client(plugins=plugins, entry_points=entry_points, config=config, **kwargs)
+        # Names (strings) switch installed plugins on, as an allow-list; objects register.
+        names = [p for p in plugins if isinstance(p, str)]
+        if names:
+            kwargs.setdefault("enable", names)
+        objects = [p for p in plugins if not isinstance(p, str)]
+        client = Client(plugins=objects, entry_points=entry_points, config=config, **kwargs)
         made.append(client)
         return client
 

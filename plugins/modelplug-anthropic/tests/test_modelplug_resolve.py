@@ -50,7 +50,7 @@ def test_modelplug_resolve_leaves_other_specs_alone() -> None:
 
     settings = load_settings(user_path="/nonexistent/config.toml", environ={}, use_project=False)
     for spec in ("ollama/qwen3", "gpt-4o", "anthropic/", "openrouter/anthropic/claude-opus-5"):
-        assert modelplug_anthropic.modelplug_resolve(spec=spec, settings=settings) is None
+        assert modelplug_anthropic.modelplug_resolve(spec=spec, settings=settings, provider_type=None) is None
 
 
 def test_modelplug_resolve_user_defined_provider(
@@ -118,7 +118,7 @@ def test_modelplug_providers_lists_presets_and_user_defined(
         'base_url = "http://localhost:9/v1"\n',
     )
     client = make_client(modelplug_anthropic)
-    names = modelplug_anthropic.modelplug_providers(settings=client.settings)
+    names = [p.name for p in modelplug_anthropic.modelplug_providers(settings=client.settings)]
     assert names == ["anthropic", "anthropic-batch", "slow"]
     assert client.resolve("slow/claude-opus-5").endpoint.type == "anthropic-batch"
 

@@ -10,6 +10,7 @@ import pytest
 from modelplug.client import Client
 from modelplug.plugins import hookimpl
 from modelplug.testing import FakeModel
+from modelplug.types import Provider
 from modelplug.types import (
     Done,
     Endpoint,
@@ -80,8 +81,8 @@ class NamedProvider:
         return Route(provider=provider, model=model, endpoint=self.endpoint())
 
     @hookimpl
-    def modelplug_providers(self) -> list[str]:
-        return [self.provider]
+    def modelplug_providers(self) -> list[Provider]:
+        return [Provider(name=self.provider, type=self.provider)]
 
     @hookimpl
     def modelplug_stream(

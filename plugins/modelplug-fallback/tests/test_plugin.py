@@ -12,7 +12,7 @@ import pytest
 from modelplug.errors import ConfigError, NoProviderError
 from modelplug.plugins import hookimpl
 from modelplug.testing import FakeModel, text
-from modelplug.types import Notice, Request
+from modelplug.types import Endpoint, Notice, Request
 from modelplug_fallback.options import load_options
 from modelplug_fallback.policy import FallbackPolicy, default_policy, policies_on
 
@@ -109,7 +109,7 @@ def test_modelplug_stream_returns_none_when_no_provider_serves_the_route(
     client_with: Any,
 ) -> None:
     client = client_with(FakeModel(provider="a"))
-    route = dataclasses.replace(client.resolve("a/m"), provider="ghost")
+    route = dataclasses.replace(client.resolve("a/m"), endpoint=Endpoint(type="ghost"))
 
     with pytest.raises(NoProviderError):
         client.open_stream(route, Request.coerce("hi"))

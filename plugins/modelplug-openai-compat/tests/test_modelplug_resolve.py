@@ -17,7 +17,7 @@ def settings_with(tmp_path, **config):
 
 
 def test_modelplug_resolve_splits_at_the_first_slash(tmp_path):
-    route = plugin.modelplug_resolve("openrouter/qwen/qwen3-coder", settings_with(tmp_path))
+    route = plugin.modelplug_resolve("openrouter/qwen/qwen3-coder", settings_with(tmp_path), None)
     assert route is not None
     assert (route.provider, route.model) == ("openrouter", "qwen/qwen3-coder")
     assert route.endpoint.base_url == "https://openrouter.ai/api/v1"
@@ -35,7 +35,7 @@ def test_modelplug_resolve_splits_at_the_first_slash(tmp_path):
     ],
 )
 def test_modelplug_resolve_local_presets_are_free_with_a_default_window(tmp_path, name, url):
-    route = plugin.modelplug_resolve(f"{name}/qwen3", settings_with(tmp_path))
+    route = plugin.modelplug_resolve(f"{name}/qwen3", settings_with(tmp_path), None)
     assert route is not None
     assert route.endpoint.base_url == url and route.endpoint.api_key_env is None
     assert route.endpoint.local
@@ -48,7 +48,7 @@ def test_modelplug_resolve_local_presets_are_free_with_a_default_window(tmp_path
 
 def test_modelplug_resolve_no_default_window_note_when_the_user_set_one(tmp_path):
     settings = settings_with(tmp_path, models={"ollama/qwen3": {"context_window": 65536}})
-    route = plugin.modelplug_resolve("ollama/qwen3", settings)
+    route = plugin.modelplug_resolve("ollama/qwen3", settings, None)
     assert route is not None and route.info.context_window is None and not route.info.notes
 
 
@@ -75,7 +75,7 @@ def test_modelplug_resolve_user_provider_replaces_a_preset(tmp_path):
             }
         },
     )
-    route = plugin.modelplug_resolve("ollama/qwen3", settings)
+    route = plugin.modelplug_resolve("ollama/qwen3", settings, None)
     assert route is not None
     assert route.endpoint.base_url == "http://127.0.0.1:9999/v1"
     assert route.endpoint.headers == {"X-Team": "a"}
@@ -86,7 +86,7 @@ def test_a_replaced_preset_keeps_its_key_variable_unless_told_none(tmp_path):
     def provider(**extra):
         table = {"type": "openai-compatible", "base_url": "https://proxy.example/v1", **extra}
         settings = settings_with(tmp_path, providers={"openrouter": table})
-        route = plugin.modelplug_resolve("openrouter/qwen", settings)
+        route = plugin.modelplug_resolve("openrouter/qwen", settings, None)
         assert route is not None
         return route.endpoint.api_key_env
 
@@ -107,7 +107,7 @@ def test_modelplug_resolve_user_provider_on_loopback_is_not_assumed_free(tmp_pat
             }
         },
     )
-    route = plugin.modelplug_resolve("proxy/claude-haiku", settings)
+    route = plugin.modelplug_resolve("proxy/claude-haiku", settings, None)
     assert route is not None and route.info.price is None
     assert route.endpoint.api_key_env == "LITELLM_KEY"
 
@@ -122,20 +122,20 @@ def test_modelplug_resolve_refuses_plain_http_to_another_host(tmp_path):
 
 def test_modelplug_resolve_ignores_other_providers_and_types(tmp_path):
     settings = settings_with(tmp_path, providers={"ollama": {"type": "something-else"}})
-    assert plugin.modelplug_resolve("ollama/qwen3", settings) is None
-    assert plugin.modelplug_resolve("anthropic/claude", settings) is None
-    assert plugin.modelplug_resolve("qwen3", settings) is None
+    assert plugin.modelplug_resolve("ollama/qwen3", settings, None) is None
+    assert plugin.modelplug_resolve("anthropic/claude", settings, None) is None
+    assert plugin.modelplug_resolve("qwen3", settings, None) is None
 
 
 def test_modelplug_resolve_needs_a_model(tmp_path):
     with pytest.raises(ConfigError, match="names no model"):
-        plugin.modelplug_resolve("ollama/", settings_with(tmp_path))
+        plugin.modelplug_resolve("ollama/", settings_with(tmp_path), None)
 
 
 def test_modelplug_resolve_user_provider_needs_a_base_url(tmp_path):
     settings = settings_with(tmp_path, providers={"lab": {"type": "openai-compatible"}})
     with pytest.raises(ConfigError, match="no base_url"):
-        plugin.modelplug_resolve("lab/x", settings)
+        plugin.modelplug_resolve("lab/x", settings, None)
 
 
 def test_modelplug_providers_lists_presets_and_user_providers(tmp_path):
@@ -146,7 +146,7 @@ def test_modelplug_providers_lists_presets_and_user_providers(tmp_path):
             "vllm": {"type": "other"},
         },
     )
-    assert plugin.modelplug_providers(settings) == [
+    assert [p.name for p in plugin.modelplug_providers(settings)] == [
         "lab",
         "llamacpp",
         "lmstudio",

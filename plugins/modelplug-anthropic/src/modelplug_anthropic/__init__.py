@@ -10,24 +10,22 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from modelplug.plugins import hookimpl
+from modelplug.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from modelplug.client import Client
-    from modelplug.errors import ErrorClass
-    from modelplug.settings import Settings
+    from modelplug.plugin import Client, ErrorClass, Provider, Settings
     from modelplug.types import Event, Request, Route
 
 
 @hookimpl
-def modelplug_resolve(spec: str, settings: Settings) -> Route | None:
+def modelplug_resolve(spec: str, settings: Settings, provider_type: str | None) -> Route | None:
     from .routes import resolve
 
-    return resolve(spec, settings)
+    return resolve(spec, settings, provider_type)
 
 
 @hookimpl
-def modelplug_providers(settings: Settings) -> list[str]:
+def modelplug_providers(settings: Settings) -> list[Provider]:
     from .routes import providers
 
     return providers(settings)

@@ -8,8 +8,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from modelplug.routes import Endpoint, ModelInfo, Route
-from modelplug.settings import Settings, check_base_url
+from modelplug.plugin import Endpoint, ModelInfo, Provider, Route, Settings, check_base_url
 
 __all__ = [
     "BATCH",
@@ -62,7 +61,7 @@ def _split(spec: str) -> tuple[str, str] | None:
     return None
 
 
-def resolve(spec: str, settings: Settings) -> Route | None:
+def resolve(spec: str, settings: Settings, provider_type: str | None = None) -> Route | None:
     """The Route for ``anthropic/<model>``, ``anthropic-batch/<model>``, a bare
     ``claude-*`` id, or ``<name>/<model>`` where ``name`` is a provider of type
     ``anthropic`` or ``anthropic-batch`` in the user's own settings file."""
@@ -70,6 +69,8 @@ def resolve(spec: str, settings: Settings) -> Route | None:
     if parts is None:
         return None
     provider, model = parts
+    if provider_type is not None and provider_type not in endpoint_types:
+        return None
     if not model:
         return None
     own = settings.providers.get(provider)
@@ -107,11 +108,19 @@ def resolve(spec: str, settings: Settings) -> Route | None:
     )
 
 
-def providers(settings: Settings) -> list[str]:
+def providers(settings: Settings) -> list[Provider]:
     """The presets plus every user-defined provider of our endpoint types."""
-    names = set(endpoint_types)
-    names.update(n for n, p in settings.providers.items() if p.type in endpoint_types)
-    return sorted(names)
+    out = [
+        Provider(name=kind, type=kind, native=True, example="claude-sonnet-4-5")
+        for kind in endpoint_types
+        if kind not in settings.providers
+    ]
+    out += [
+        Provider(name=n, type=p.type, example="claude-sonnet-4-5")
+        for n, p in settings.providers.items()
+        if p.type in endpoint_types
+    ]
+    return sorted(out, key=lambda p: p.name)
 
 
 def same_model_names(target: Route | str) -> set[str]:

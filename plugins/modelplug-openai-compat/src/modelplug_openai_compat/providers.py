@@ -7,9 +7,16 @@ from dataclasses import dataclass
 from decimal import Decimal
 from urllib.parse import urlsplit
 
-from modelplug.errors import ConfigError
-from modelplug.routes import Endpoint, ModelInfo, Price, Route
-from modelplug.settings import Settings, check_base_url
+from modelplug.plugin import (
+    ConfigError,
+    Endpoint,
+    ModelInfo,
+    Price,
+    Provider,
+    Route,
+    Settings,
+    check_base_url,
+)
 
 TYPE = "openai-compatible"
 DEFAULT_CONTEXT_WINDOW = 32_768
@@ -32,13 +39,13 @@ PRESETS: dict[str, Preset] = {
 }
 
 
-def provider_names(settings: Settings) -> list[str]:
+def provider_names(settings: Settings) -> list[Provider]:
     """Presets plus the user's providers of this type."""
     names = set(PRESETS)
     names.update(n for n, p in settings.providers.items() if p.type == TYPE)
     # A user provider of another type with a preset's name replaces the preset.
     names.difference_update(n for n, p in settings.providers.items() if p.type != TYPE)
-    return sorted(names)
+    return [Provider(name=n, type=TYPE) for n in sorted(names)]
 
 
 def _is_loopback_url(url: str) -> bool:
@@ -86,10 +93,10 @@ def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
     )
 
 
-def resolve(spec: str, settings: Settings) -> Route | None:
+def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route | None:
     """``provider/model`` -> Route, split at the first ``/`` (``openrouter/qwen/x``)."""
     provider, slash, model = spec.partition("/")
-    if not slash:
+    if not slash or provider_type not in (None, TYPE):
         return None
     endpoint = endpoint_for(provider, settings)
     if endpoint is None:

@@ -38,7 +38,7 @@ from modelplug.types import (
 
 from .errors import StreamBrokenError, http_error, stream_broken, unreachable
 from .http import request_headers, shared_http
-from .loose_json import parse_arguments
+from modelplug.plugin import parse_arguments
 from .request import REASONING_FIELDS, build_body
 from .usage import estimate_usage, parse_usage, rate_limit_headers, server_cost
 

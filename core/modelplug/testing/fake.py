@@ -16,7 +16,6 @@ from typing import Any, TypeAlias
 
 from ..errors import ScriptExhaustedError
 from ..plugins import hookimpl
-from ..settings import Settings
 from ..types import (
     Block,
     Done,
@@ -25,6 +24,7 @@ from ..types import (
     Message,
     ModelInfo,
     Price,
+    Provider,
     Request,
     Response,
     Route,
@@ -113,14 +113,14 @@ class FakeModel:
         return len(self.steps)
 
     @hookimpl
-    def modelplug_resolve(self, spec: str, settings: Settings) -> Route | None:
+    def modelplug_resolve(self, spec: str, provider_type: str | None) -> Route | None:
         provider, _, model = spec.partition("/")
-        if provider != self.provider:
+        if provider != self.provider or provider_type not in (None, self.provider):
             return None
         return Route(
             provider=self.provider,
             model=model or "model",
-            endpoint=Endpoint(type="fake", local=True),
+            endpoint=Endpoint(type=self.provider, local=True),
             info=ModelInfo(
                 context_window=200_000,
                 max_output_tokens=32_000,
@@ -131,12 +131,12 @@ class FakeModel:
         )
 
     @hookimpl
-    def modelplug_providers(self) -> list[str]:
-        return [self.provider]
+    def modelplug_providers(self) -> list[Provider]:
+        return [Provider(name=self.provider, type=self.provider)]
 
     @hookimpl
     def modelplug_stream(self, route: Route, request: Request) -> AsyncIterator[Event] | None:
-        if route.provider != self.provider:
+        if route.endpoint.type != self.provider:
             return None
         return self._play(route, request)
 

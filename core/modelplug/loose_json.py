@@ -1,4 +1,4 @@
-"""Repair tool-call arguments whose JSON syntax the model got wrong.
+"""Repair JSON whose syntax a model got wrong: the one repair every plugin uses.
 
 Repairs only syntax: trailing commas, single-quoted strings, unquoted keys. It never
 closes an unterminated string, brace or bracket: on a truncated payload that would
@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 __all__ = ["parse_arguments", "repair_loose_json"]
+
 
 _KEY_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$")
 _KEY_CHARS = _KEY_START | frozenset("0123456789-")

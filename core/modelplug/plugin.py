@@ -1,0 +1,198 @@
+"""The plugin kit: everything a provider, catalog or policy plugin builds on, in one place.
+
+A plugin imports from here (and from :mod:`modelplug.types` for the neutral model),
+never from core's other modules: what is listed below is the contract of modelplug
+1.x, and everything else in core may change. Names load on first use, so importing
+this module from a plugin's entry module costs nothing at ``modelplug plugins``.
+
+Hooks
+    :data:`hookimpl` marks an implementation; the specs are in :mod:`modelplug.hookspecs`.
+
+Routes and settings
+    :class:`Route`, :class:`Endpoint`, :class:`ModelInfo`, :class:`Price`,
+    :class:`Provider` (what ``modelplug_providers`` returns), :class:`Settings`,
+    :class:`ProviderSettings`, :func:`check_base_url`, :func:`is_loopback_url`,
+    :func:`read_options` (a plugin's ``[table]`` into a typed record), :func:`warn`.
+
+Errors
+    :class:`ErrorClass` and the exception family (:class:`ModelplugError`,
+    :class:`ModelError`, :class:`RequestError`, :class:`ConfigError`, ...);
+    :func:`class_for_status` (the status-to-ErrorClass table),
+    :func:`classify_generic` (core's classifier as a function),
+    :func:`retry_after_from_headers`, :func:`retry_after_of`, :func:`parse_retry_after`.
+
+Streams
+    :class:`SSEFramer` (bytes to whole server-sent events), :class:`HeldText` (tool calls
+    written as text), :func:`parse_arguments` and :func:`repair_loose_json` (the one
+    loose-JSON repair; it never closes a truncation), :func:`estimate_tokens` and
+    :func:`estimated_usage` (the one estimate for servers that report no usage).
+
+Replay and secrets
+    :func:`is_replayable`, :func:`replayable_blocks`, :func:`replayable_messages` (which
+    thinking and vendor blocks may go back to which model); :func:`redact` and
+    :func:`register_secret`.
+
+Policies
+    :func:`find_policies` (the policies of one kind registered on a client, so a policy
+    can step aside for a user's own or skip them all when it re-opens a stream).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "Client",
+    "ConfigError",
+    "Endpoint",
+    "ErrorClass",
+    "ErrorKind",
+    "HeldText",
+    "MissingKeyError",
+    "ModelError",
+    "ModelInfo",
+    "ModelplugError",
+    "ModelplugWarning",
+    "NoProviderError",
+    "PluginError",
+    "PluginLoadError",
+    "Price",
+    "Provider",
+    "ProviderSettings",
+    "RequestError",
+    "Route",
+    "SSEFramer",
+    "Settings",
+    "TextCallError",
+    "UnknownProviderError",
+    "check_base_url",
+    "class_for_status",
+    "classify_generic",
+    "estimate_tokens",
+    "estimated_usage",
+    "find_policies",
+    "hookimpl",
+    "hookspec",
+    "is_loopback_url",
+    "is_replayable",
+    "parse_arguments",
+    "parse_retry_after",
+    "read_options",
+    "redact",
+    "register_secret",
+    "repair_loose_json",
+    "replayable_blocks",
+    "replayable_messages",
+    "retry_after_from_headers",
+    "retry_after_of",
+    "status_of",
+    "warn",
+]
+
+_WHERE = {
+    "hookimpl": "plugins",
+    "hookspec": "hookspecs",
+    "find_policies": "plugins",
+    "Client": "client",
+    "Settings": "settings",
+    "ProviderSettings": "settings",
+    "ModelplugWarning": "settings",
+    "check_base_url": "settings",
+    "is_loopback_url": "settings",
+    "warn": "settings",
+    "read_options": "options",
+    "Route": "routes",
+    "Endpoint": "routes",
+    "ModelInfo": "routes",
+    "Price": "routes",
+    "Provider": "routes",
+    "ErrorClass": "errors",
+    "ErrorKind": "errors",
+    "ModelplugError": "errors",
+    "ModelError": "errors",
+    "RequestError": "errors",
+    "ConfigError": "errors",
+    "MissingKeyError": "errors",
+    "UnknownProviderError": "errors",
+    "NoProviderError": "errors",
+    "PluginError": "errors",
+    "PluginLoadError": "errors",
+    "TextCallError": "errors",
+    "class_for_status": "errors",
+    "classify_generic": "builtin.classify",
+    "status_of": "builtin.classify",
+    "retry_after_from_headers": "builtin.classify",
+    "retry_after_of": "builtin.classify",
+    "parse_retry_after": "builtin.classify",
+    "SSEFramer": "sse",
+    "HeldText": "held_text",
+    "parse_arguments": "loose_json",
+    "repair_loose_json": "loose_json",
+    "CHARS_PER_TOKEN": "estimate",
+    "estimate_tokens": "estimate",
+    "estimated_usage": "estimate",
+    "is_replayable": "replay",
+    "replayable_blocks": "replay",
+    "replayable_messages": "replay",
+    "redact": "redact",
+    "register_secret": "redact",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'modelplug.plugin' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"modelplug.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:
+    from .builtin.classify import (
+        classify_generic,
+        parse_retry_after,
+        retry_after_from_headers,
+        retry_after_of,
+        status_of,
+    )
+    from .client import Client
+    from .errors import (
+        ConfigError,
+        ErrorClass,
+        ErrorKind,
+        MissingKeyError,
+        ModelError,
+        ModelplugError,
+        NoProviderError,
+        PluginError,
+        PluginLoadError,
+        RequestError,
+        TextCallError,
+        UnknownProviderError,
+        class_for_status,
+    )
+    from .estimate import CHARS_PER_TOKEN, estimate_tokens, estimated_usage
+    from .held_text import HeldText
+    from .hookspecs import hookspec
+    from .loose_json import parse_arguments, repair_loose_json
+    from .options import read_options
+    from .plugins import find_policies, hookimpl
+    from .redact import redact, register_secret
+    from .replay import is_replayable, replayable_blocks, replayable_messages
+    from .routes import Endpoint, ModelInfo, Price, Provider, Route
+    from .settings import (
+        ModelplugWarning,
+        ProviderSettings,
+        Settings,
+        check_base_url,
+        is_loopback_url,
+        warn,
+    )
+    from .sse import SSEFramer

@@ -1,0 +1,97 @@
+"""Split a byte stream of server-sent events into whole events.
+
+One framer serves every SSE wire (Chat Completions, the Responses API, Gemini's
+``alt=sse``): a provider plugin feeds it each network chunk and gets back the events
+that chunk completed, as ``(event, data)`` pairs. The common event, a single
+``data:`` line, costs one split and one slice; comments, ``event:`` and ``id:``
+fields and data spread over several lines take the slow way.
+
+Two non-standard habits are read too, since real servers have them: bare ``\\r``
+line ends are folded like ``\\r\\n``, and an ``error:`` field (llama.cpp reports a
+failure after a 200 that way) becomes an event named ``error`` whose data is the
+field's value.
+"""
+
+from __future__ import annotations
+
+import codecs
+
+__all__ = ["SSEFramer"]
+
+
+class SSEFramer:
+    """Feed bytes in, take whole events out.
+
+    >>> framer = SSEFramer()
+    >>> framer.feed(b'data: {"a": 1}\\n\\ndata: {"b"')
+    [('', '{"a": 1}')]
+    >>> framer.feed(b': 2}\\n\\n')
+    [('', '{"b": 2}')]
+
+    ``event`` is ``""`` for an unnamed event (the SSE default, ``message``). An event
+    with no data line (a comment, a keep-alive) is not returned.
+    """
+
+    __slots__ = ("_decode", "_rest")
+
+    def __init__(self) -> None:
+        # Invalid UTF-8 becomes U+FFFD rather than an exception: the JSON reader then
+        # reports the broken event, with the rest of the stream intact.
+        self._decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
+        self._rest = ""
+
+    @property
+    def pending(self) -> str:
+        """Text of an event whose blank line has not arrived (at the end of a stream:
+        what a cut connection left unfinished)."""
+        return self._rest
+
+    def feed(self, chunk: bytes) -> list[tuple[str, str]]:
+        """The events ``chunk`` completed, in order."""
+        piece = self._rest + self._decode(chunk) if self._rest else self._decode(chunk)
+        if "\r" in piece:
+            piece = piece.replace("\r\n", "\n").replace("\r", "\n")
+        if "\n\n" not in piece:
+            self._rest = piece
+            return []
+        raws = piece.split("\n\n")
+        self._rest = raws.pop()
+        out: list[tuple[str, str]] = []
+        for raw in raws:
+            if "\n" not in raw and raw.startswith("data:"):
+                out.append(("", raw[6:] if raw.startswith(" ", 5) else raw[5:]))
+                continue
+            event = _parse_event(raw)
+            if event is not None:
+                out.append(event)
+        return out
+
+    def close(self) -> list[tuple[str, str]]:
+        """The events left when the stream ended: an event the server did not close
+        with a blank line still counts (many servers end on one newline)."""
+        rest, self._rest = self._rest + self._decode(b"", final=True), ""
+        if not rest.strip():
+            return []
+        event = _parse_event(rest.strip("\n"))
+        return [] if event is None else [event]
+
+
+def _parse_event(raw: str) -> tuple[str, str] | None:
+    name = ""
+    data: list[str] = []
+    for line in raw.split("\n"):
+        if not line or line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if field == "data":
+            data.append(value)
+        elif field == "event":
+            name = value
+        elif field == "error":
+            name = "error"
+            data.append(value)
+    if not data:
+        return None
+    return name, "\n".join(data)
