@@ -412,6 +412,44 @@ class Usage(_Model):
         """All input tokens: uncached input plus cache reads and writes."""
         return self.input + self.cache_read + self.cache_write
 
+    # One constructor per wire shape (see modelplug.wire_usage): each applies the rule
+    # that ``input`` excludes the cache and ``output`` includes reasoning, and returns
+    # None when the shape is missing or invalid.
+    @staticmethod
+    def from_openai(raw: Any) -> Usage | None:
+        """From a Chat Completions ``usage`` object."""
+        from .wire_usage import from_openai
+
+        return from_openai(raw)
+
+    @staticmethod
+    def from_anthropic(raw: Any) -> Usage | None:
+        """From a Messages API ``usage`` object."""
+        from .wire_usage import from_anthropic
+
+        return from_anthropic(raw)
+
+    @staticmethod
+    def from_responses(raw: Any) -> Usage | None:
+        """From a Responses API ``usage`` object."""
+        from .wire_usage import from_responses
+
+        return from_responses(raw)
+
+    @staticmethod
+    def from_gemini(raw: Any) -> Usage | None:
+        """From a Gemini ``usageMetadata`` object."""
+        from .wire_usage import from_gemini
+
+        return from_gemini(raw)
+
+    @staticmethod
+    def from_ollama(raw: Any) -> Usage | None:
+        """From Ollama's final ``/api/chat`` line."""
+        from .wire_usage import from_ollama
+
+        return from_ollama(raw)
+
     @property
     def total(self) -> int:
         return self.total_input + self.output

@@ -1,0 +1,138 @@
+"""Usage from each wire's own numbers, so that ``Usage.input`` means one thing.
+
+Every provider counts differently: some include cached tokens in the prompt count,
+some report reasoning inside the output count and some beside it. These constructors
+(exposed as ``Usage.from_openai``, ``Usage.from_anthropic``, ...) turn each shape into
+modelplug's rule: ``input`` excludes cache reads and writes, ``output`` includes
+reasoning. Each returns None when the shape is missing or its counts are not
+nonnegative integers, so the caller can estimate instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .types import Usage
+
+__all__ = ["from_anthropic", "from_gemini", "from_ollama", "from_openai", "from_responses"]
+
+
+def count(value: Any) -> int | None:
+    """A token count: a nonnegative int (not a bool), else None."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value
+
+
+def _details(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = raw.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _usage(**counts: int) -> Usage:
+    from .types import Usage
+
+    return Usage(**counts)
+
+
+def from_openai(raw: Any) -> Usage | None:
+    """Chat Completions ``usage``: ``prompt_tokens`` includes cached tokens
+    (``prompt_tokens_details.cached_tokens``, and ``cache_write_tokens`` where a proxy
+    reports them); ``completion_tokens`` includes reasoning."""
+    if not isinstance(raw, Mapping):
+        return None
+    prompt = count(raw.get("prompt_tokens"))
+    completion = count(raw.get("completion_tokens"))
+    if prompt is None or completion is None:
+        return None
+    details = _details(raw, "prompt_tokens_details")
+    cached = count(details.get("cached_tokens") or 0)
+    cache_write = count(details.get("cache_write_tokens") or 0)
+    if cached is None or cache_write is None or cached + cache_write > prompt:
+        return None
+    reasoning = count(_details(raw, "completion_tokens_details").get("reasoning_tokens") or 0)
+    if reasoning is None or reasoning > completion:
+        reasoning = 0
+    return _usage(
+        input=prompt - cached - cache_write,
+        output=completion,
+        cache_read=cached,
+        cache_write=cache_write,
+        reasoning=reasoning,
+    )
+
+
+def from_anthropic(raw: Any) -> Usage | None:
+    """Messages API ``usage``: ``input_tokens`` already excludes the cache."""
+    if not isinstance(raw, Mapping):
+        return None
+    server = _details(raw, "server_tool_use")
+    values = {
+        "input": count(raw.get("input_tokens") or 0),
+        "output": count(raw.get("output_tokens") or 0),
+        "cache_read": count(raw.get("cache_read_input_tokens") or 0),
+        "cache_write": count(raw.get("cache_creation_input_tokens") or 0),
+        "reasoning": count(_details(raw, "output_tokens_details").get("thinking_tokens") or 0),
+        "web_searches": count(server.get("web_search_requests") or 0),
+    }
+    if any(v is None for v in values.values()):
+        return None
+    return _usage(**{k: v for k, v in values.items() if v is not None})
+
+
+def from_responses(raw: Any) -> Usage | None:
+    """Responses API ``usage``: ``input_tokens`` includes
+    ``input_tokens_details.cached_tokens``; ``output_tokens`` includes
+    ``output_tokens_details.reasoning_tokens``."""
+    if not isinstance(raw, Mapping):
+        return None
+    prompt = count(raw.get("input_tokens"))
+    output = count(raw.get("output_tokens"))
+    if prompt is None or output is None:
+        return None
+    cached = count(_details(raw, "input_tokens_details").get("cached_tokens") or 0)
+    if cached is None or cached > prompt:
+        return None
+    reasoning = count(_details(raw, "output_tokens_details").get("reasoning_tokens") or 0)
+    if reasoning is None or reasoning > output:
+        reasoning = 0
+    return _usage(input=prompt - cached, output=output, cache_read=cached, reasoning=reasoning)
+
+
+def from_gemini(raw: Any) -> Usage | None:
+    """Gemini ``usageMetadata``: ``promptTokenCount`` includes
+    ``cachedContentTokenCount``; thoughts (``thoughtsTokenCount``) are billed as output
+    beside ``candidatesTokenCount``; ``toolUsePromptTokenCount`` is input."""
+    if not isinstance(raw, Mapping):
+        return None
+    prompt = count(raw.get("promptTokenCount") or 0)
+    cached = count(raw.get("cachedContentTokenCount") or 0)
+    candidates = count(raw.get("candidatesTokenCount") or 0)
+    thoughts = count(raw.get("thoughtsTokenCount") or 0)
+    tool_prompt = count(raw.get("toolUsePromptTokenCount") or 0)
+    if None in (prompt, cached, candidates, thoughts, tool_prompt):
+        return None
+    assert prompt is not None and cached is not None and candidates is not None
+    assert thoughts is not None and tool_prompt is not None
+    if cached > prompt:
+        return None
+    return _usage(
+        input=prompt - cached + tool_prompt,
+        output=candidates + thoughts,
+        cache_read=cached,
+        reasoning=thoughts,
+    )
+
+
+def from_ollama(raw: Any) -> Usage | None:
+    """Ollama's final ``/api/chat`` line: ``prompt_eval_count`` and ``eval_count``
+    (Ollama leaves ``prompt_eval_count`` out when the whole prompt was cached)."""
+    if not isinstance(raw, Mapping):
+        return None
+    output = count(raw.get("eval_count"))
+    prompt = count(raw.get("prompt_eval_count") or 0)
+    if output is None or prompt is None:
+        return None
+    return _usage(input=prompt, output=output)
