@@ -60,7 +60,8 @@ def modelplug_resolve(spec: str, provider_type: str | None) -> Route | None:
 
 @hookimpl(trylast=True)
 def modelplug_providers() -> list[Provider]:
-    return [Provider(name=PROVIDER, type=PROVIDER, native=True, example="any")]
+    # Not native: core's default steps aside for any plugin that declares the name.
+    return [Provider(name=PROVIDER, type=PROVIDER, example="any")]
 
 
 async def _echo(route: Route, request: Request) -> AsyncIterator[Event]:

@@ -13,8 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from modelplug.routes import ModelInfo, Route
-from modelplug.settings import Settings
+from modelplug.plugin import ModelInfo, Route, Settings
 
 from .table import find
 
