@@ -22,6 +22,7 @@ from .redact import redact
 from .settings import ModelplugWarning, user_config_path
 
 if TYPE_CHECKING:
+    from .routes import Route
     from .types import Usage
 
 __all__ = ["build_parser", "main"]
@@ -221,12 +222,23 @@ def _plugins(args: argparse.Namespace, client: Client) -> int:
 # -- resolve ---------------------------------------------------------------------------
 
 
+def _alternatives(client: Client, route: Route) -> list[dict[str, str]]:
+    """The other plugins that declare the route's provider name, and their types."""
+    declared = client.declared_providers().get(route.provider, [])
+    return [
+        {"plugin": plugin, "type": entry.type}
+        for entry, plugin in declared
+        if plugin != route.plugin or entry.type != route.endpoint.type
+    ]
+
+
 def _resolve(args: argparse.Namespace, client: Client) -> int:
     route = client.resolve(args.spec)
     probed = None
     if args.probe:
         probed = client.probe(args.spec)
     data = route.public_dict()
+    data["alternatives"] = _alternatives(client, route)
     if args.probe:
         data["probe"] = probed.public_dict() if probed is not None else None
     if args.json:
@@ -234,7 +246,12 @@ def _resolve(args: argparse.Namespace, client: Client) -> int:
         return 0
     print(f"{route.name}  (from {route.spec!r}{', role ' + route.role if route.role else ''})")
     endpoint = route.endpoint
+    print(f"  served by: {route.plugin or 'unknown'}")
+    for other in data["alternatives"]:
+        print(f"  also declared by: {other['plugin']} (type {other['type']})")
     print(f"  endpoint: {endpoint.type} {endpoint.base_url or '(default)'}")
+    if endpoint.server:
+        print(f"  server: {endpoint.server}")
     if endpoint.api_key_env:
         print(f"  key variable: {endpoint.api_key_env}")
     info = route.info

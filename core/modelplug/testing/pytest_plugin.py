@@ -34,13 +34,15 @@ def modelplug_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
 
 @pytest.fixture
 def make_client(modelplug_config_dir: Path) -> Iterator[MakeClient]:
-    """Build isolated Clients: ``make_client(plugin, ..., config={...})``. Installed
-    plugins load only with ``entry_points=True``. Every client is closed afterwards."""
+    """Build isolated Clients: ``make_client(plugin, ..., config={...})``. A plugin
+    object registers; a name (``"openai-compat"``) loads that installed plugin and no
+    other. Installed plugins load only when named or with ``entry_points=True``. Every
+    client is closed afterwards."""
     made: list[Client] = []
 
     def make(
         *plugins: object,
-        entry_points: bool = False,
+        entry_points: bool | None = None,
         config: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> Client:
@@ -49,6 +51,8 @@ def make_client(modelplug_config_dir: Path) -> Iterator[MakeClient]:
         names = [p for p in plugins if isinstance(p, str)]
         if names:
             kwargs.setdefault("enable", names)
+        if entry_points is None:
+            entry_points = bool(names)
         objects = [p for p in plugins if not isinstance(p, str)]
         client = Client(plugins=objects, entry_points=entry_points, config=config, **kwargs)
         made.append(client)
