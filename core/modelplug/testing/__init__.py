@@ -33,6 +33,7 @@ __all__ = [
     "ScriptExhaustedError",
     "WireResponse",
     "WireServer",
+    "calm_hypothesis",
     "load_recording",
     "refused_url",
     "reply",
@@ -42,3 +43,15 @@ __all__ = [
     "thinking",
     "tool_use",
 ]
+
+
+def calm_hypothesis() -> None:
+    """Load a hypothesis profile without timing checks (``deadline=None``, no
+    ``too_slow`` health check): a busy CI machine must not fail a property test by
+    chance. Call it from a ``conftest.py``; hypothesis is imported only then."""
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile(
+        "modelplug", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
+    settings.load_profile("modelplug")

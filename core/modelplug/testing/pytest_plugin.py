@@ -1,7 +1,9 @@
-"""pytest fixtures for modelplug plugin authors (registered through ``pytest11``)."""
+"""pytest fixtures for modelplug plugin authors (registered through ``pytest11``), and
+the run-wide watch for a planted key (see :mod:`modelplug.testing.leaks`)."""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -11,9 +13,46 @@ import pytest
 
 from ..client import Client
 from .fake import FakeModel
+from .leaks import PLANTED_KEY, LeakWatch
 from .wire_server import WireServer
 
 MakeClient = Callable[..., Client]
+_watch = LeakWatch()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    logging.getLogger().addHandler(_watch)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    for where, text in (
+        ("failure report", report.longreprtext),
+        ("stdout", report.capstdout),
+        ("stderr", report.capstderr),
+        ("log", report.caplog),
+    ):
+        _watch.scan(f"{report.nodeid} ({report.when}) {where}", text)
+
+
+def pytest_warning_recorded(warning_message: Any, when: str, nodeid: str, location: Any) -> None:
+    _watch.scan(f"{nodeid}: a warning", str(getattr(warning_message, "message", "")))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _watch.leaks:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        lines = ["a secret leaked into messages produced by the test suite:", *_watch.leaks]
+        if reporter is not None:
+            reporter.write_line("\n".join(lines), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture
+def planted_key(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A distinctive key, set as PLANTED_API_KEY for this test; the run fails if it
+    appears in any report, output, log record or warning."""
+    monkeypatch.setenv("PLANTED_API_KEY", PLANTED_KEY)
+    return PLANTED_KEY
 
 
 @pytest.fixture
