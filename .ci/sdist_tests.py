@@ -29,7 +29,19 @@ def run(command: list[str], cwd: Path | None = None) -> None:
 
 def build(project: Path, out: Path, *kinds: str) -> list[Path]:
     before = set(out.iterdir())
-    run([sys.executable, "-m", "build", *kinds, "--outdir", str(out), str(project)])
+    # No isolation: hatchling is installed once in this environment, not per build.
+    run(
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--no-isolation",
+            *kinds,
+            "--outdir",
+            str(out),
+            str(project),
+        ]
+    )
     return sorted(set(out.iterdir()) - before)
 
 
@@ -77,7 +89,9 @@ def test_plugin(plugin: Path, core_sdist: Path, work: Path) -> None:
 def main(argv: list[str]) -> int:
     plugins = sorted(p.parent for p in (ROOT / "plugins").glob("*/pyproject.toml"))
     if argv:
-        plugins = [p for p in plugins if p.name in argv or p.name.removeprefix("modelplug-") in argv]
+        plugins = [
+            p for p in plugins if p.name in argv or p.name.removeprefix("modelplug-") in argv
+        ]
     with tempfile.TemporaryDirectory(prefix="modelplug-sdists-") as tmp:
         work = Path(tmp)
         core = build(ROOT, work, "--sdist", "--wheel")
