@@ -81,9 +81,7 @@ def test_every_plugin_requires_a_compatible_core(directory: Path) -> None:
 def test_every_plugin_has_a_test_extra_and_its_entry_point(directory: Path) -> None:
     meta = project(directory)
     assert any(r.startswith("pytest") for r in meta["optional-dependencies"]["test"])
-    assert meta["entry-points"]["modelplug"] == {
-        meta["name"]: meta["name"].replace("-", "_")
-    }
+    assert meta["entry-points"]["modelplug"] == {meta["name"]: meta["name"].replace("-", "_")}
 
 
 @pytest.mark.parametrize("directory", [d for d, _ in DISTRIBUTIONS], ids=lambda d: d.name)

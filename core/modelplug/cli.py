@@ -1,6 +1,8 @@
 """The ``modelplug`` command.
 
-Exit codes: 0 ok, 1 a model or provider error (one line, no traceback), 2 a usage error.
+Exit codes: 0 ok; 1 the call failed (the model or provider answered with an error, or a
+plugin broke); 2 what was given is wrong (the command line, a settings file, the spec,
+the request, a missing key). Errors are one line, never a traceback.
 Plugins add subcommands through the ``modelplug_cli_commands`` hook.
 """
 
@@ -17,9 +19,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .client import Client
-from .errors import ModelplugError, RequestError
+from .errors import (
+    ConfigError,
+    MissingKeyError,
+    ModelplugError,
+    RequestError,
+    UnknownProviderError,
+)
 from .redact import redact
-from .settings import ModelplugWarning, user_config_path
+from .settings import ModelplugWarning, load_settings, user_config_path
 
 if TYPE_CHECKING:
     from .routes import Route
@@ -34,6 +42,9 @@ RESET = "\x1b[0m"
 def build_parser(client: Client | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="modelplug", description="A provider-neutral LLM client built on plugins."
+    )
+    parser.add_argument(
+        "-V", "--version", action="store_true", help="print core's and each plugin's version"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -79,15 +90,24 @@ def build_parser(client: Client | None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ModelplugWarning)
-        try:
-            client = Client()
-        except ModelplugError as exc:
+    if args_list[:1] in (["--version"], ["-V"]):
+        return _version()
+    warnings.showwarning = _show_warning
+    warnings.simplefilter("default", ModelplugWarning)
+    command = next((a for a in args_list if not a.startswith("-")), None)
+    if command == "trust":
+        # It is fixing exactly that: no "not trusted" warning while it does.
+        warnings.filterwarnings("ignore", message=".*is not trusted", category=ModelplugWarning)
+    try:
+        client = Client()
+    except ModelplugError as exc:
+        if command != "plugins":
             print(f"modelplug: {exc}", file=sys.stderr)
-            return 1
-    for warning in caught:
-        print(f"modelplug: warning: {redact(str(warning.message))}", file=sys.stderr)
+            return exit_code(exc)
+        # A broken settings file must not hide which plugins there are.
+        print(f"modelplug: {exc}", file=sys.stderr)
+        print("modelplug: listing plugins without the settings files", file=sys.stderr)
+        client = Client(settings=load_settings(user_path=Path(os.devnull), use_project=False))
     parser = build_parser(client)
     try:
         args = parser.parse_args(args_list)
@@ -100,12 +120,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args, client)
         sys.stdout.flush()  # a closed pipe shows here, where it is handled
         return code
-    except RequestError as exc:
-        print(f"modelplug: {exc}", file=sys.stderr)
-        return 2
     except ModelplugError as exc:
         print(f"modelplug: {exc}", file=sys.stderr)
-        return 1
+        return exit_code(exc)
     except KeyboardInterrupt:
         print("modelplug: interrupted", file=sys.stderr)
         return 130
@@ -119,6 +136,40 @@ def main(argv: Sequence[str] | None = None) -> int:
             client.close()
         except RuntimeError:
             pass
+
+
+def exit_code(error: ModelplugError) -> int:
+    """The CLI's one rule: 2 when what you gave is wrong (the command line, a settings
+    file, the spec, the request, a missing key) and you must change it; 1 when the call
+    itself failed (the model or provider answered with an error, or a plugin broke)."""
+    wrong_input = (ConfigError, RequestError, MissingKeyError, UnknownProviderError)
+    return 2 if isinstance(error, wrong_input) else 1
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """Every warning as one line, in modelplug's style, with no Python source line."""
+    text = redact(str(message)).replace("\n", " ")
+    if not text.startswith("modelplug: warning: "):
+        text = f"modelplug: warning: {text}"
+    print(text, file=file or sys.stderr)
+
+
+def _version() -> int:
+    """Core's version and each installed plugin's."""
+    from importlib.metadata import entry_points, version
+
+    print(f"modelplug {version('modelplug')}")
+    for ep in sorted(entry_points(group="modelplug"), key=lambda e: e.name):
+        dist = ep.dist
+        print(f"{ep.name} {dist.version if dist is not None else 'unknown'}")
+    return 0
 
 
 # -- chat ------------------------------------------------------------------------------
@@ -265,6 +316,8 @@ def _resolve(args: argparse.Namespace, client: Client) -> int:
         p = info.price
         print(f"  price (USD/M): input {p.input} output {p.output} ({info.price_source})")
     for note in info.notes:
+        if probed is not None and "--probe" in note:
+            continue  # the probe ran: its answer is below
         print(f"  note: {note}")
     if args.probe:
         if probed is None:
@@ -304,9 +357,7 @@ def _price(args: argparse.Namespace, client: Client) -> int:
             if p.enabled and p.source != "builtin" and "modelplug_price" in p.hooks
         ]
         where = (
-            f"no pricing table knows it ({', '.join(tables)})"
-            if tables
-            else "no pricing plugin is enabled (pip install modelplug-prices)"
+            f"no pricing table knows it ({', '.join(tables)})" if tables else _no_pricing(client)
         )
         print(
             f"{route.name}: price unknown: {where}. Set one in your settings file, in USD "
@@ -323,6 +374,17 @@ def _price(args: argparse.Namespace, client: Client) -> int:
 
 
 # -- trust -----------------------------------------------------------------------------
+
+
+def _no_pricing(client: Client) -> str:
+    from .known_providers import PRICING_DISTRIBUTION
+
+    info = next((p for p in client.plugins() if p.name == PRICING_DISTRIBUTION), None)
+    if info is not None and not info.enabled:
+        return (
+            f"no pricing plugin is enabled ({PRICING_DISTRIBUTION} is installed but {info.reason})"
+        )
+    return f"no pricing plugin is enabled (pip install {PRICING_DISTRIBUTION})"
 
 
 def _trust(args: argparse.Namespace, client: Client) -> int:

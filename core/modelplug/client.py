@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
-import warnings
 import weakref
 from collections.abc import (
     AsyncIterator,
@@ -25,15 +24,22 @@ from pathlib import Path
 from queue import Queue
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .errors import ErrorClass, ModelError, ModelplugError, NoProviderError, UnknownProviderError
+from .errors import (
+    ConfigError,
+    ErrorClass,
+    ModelError,
+    ModelplugError,
+    NoProviderError,
+    UnknownProviderError,
+)
 from .plugins import PluginHost, PluginInfo
 from .routes import ModelInfo, Provider, Route
 from .settings import (
     BUILTIN_ROLES,
-    ModelplugWarning,
     Settings,
     load_settings,
     normalize_plugin_name,
+    warn,
 )
 
 if TYPE_CHECKING:
@@ -174,10 +180,10 @@ class Client:
         known |= {normalize_plugin_name(p.name) for p in self.host.infos}
         for section in self.settings.options:
             if section not in known:
-                warnings.warn(
+                warn(
                     f"unknown settings section [{section}]: no installed plugin is named "
                     f"{section!r} (installed: {', '.join(sorted(known))})",
-                    ModelplugWarning,
+                    where=self.settings.source_of(section),
                     stacklevel=3,
                 )
 
@@ -227,9 +233,16 @@ class Client:
 
     def resolve(self, spec: str | None = None) -> Route:
         """Turn a spec, alias or role into a Route (no key in it)."""
-        asked = self.choose_model(spec)
+        asked = _checked_spec(self.choose_model(spec))
         concrete, role = self.expand(asked)
-        provider_name, slash, _ = concrete.partition("/")
+        concrete = _checked_spec(concrete)
+        provider_name, slash, model = concrete.partition("/")
+        if slash and not model:
+            example = _example_model(self, provider_name)
+            raise ConfigError(
+                f"the spec {concrete!r} names no model; write {provider_name}/<model id>, "
+                f"e.g. {provider_name}/{example}"
+            )
         provider_type = self.provider_type(provider_name) if slash else None
         found = self.host.call_first(
             "modelplug_resolve",
@@ -247,7 +260,9 @@ class Client:
                     note=f"the provider {provider!r} in your settings has type "
                     f"{defined.type!r}, which no enabled plugin serves",
                 )
-            raise UnknownProviderError(concrete, provider, self.providers())
+            raise UnknownProviderError(
+                concrete, provider, self.providers(), hint=self._install_hint(provider)
+            )
         catalog: ModelInfo | None = self.host.call_first(
             "modelplug_model_info", {"route": route, "settings": self.settings}
         )[0]
@@ -266,6 +281,29 @@ class Client:
             info = user_info.merged_over(info)
         return dataclasses.replace(
             route, info=info, spec=asked, role=role, plugin=route.plugin or found[1]
+        )
+
+    def _install_hint(self, provider: str | None) -> str | None:
+        """What to do about a provider nothing serves: the plugin that would serve it is
+        installed but off (and why), or which distribution to install."""
+        from .known_providers import KNOWN_PROVIDERS
+
+        known = KNOWN_PROVIDERS.get(provider or "")
+        if known is None:
+            return None
+        infos = {info.name: info for info in self.host.infos}
+        for distribution in known.distributions:
+            info = infos.get(distribution)
+            if info is not None and not info.enabled:
+                return (
+                    f"Its plugin {distribution} is installed but off ({info.reason}); "
+                    f"enable it there, or check `modelplug plugins`."
+                )
+        listing = ", ".join(self.providers()) or "none"
+        install = " or ".join(f"pip install {d}" for d in known.distributions)
+        return (
+            f"Installed providers: {listing}. Install the plugin that serves it ({install}), "
+            f"then use e.g. {provider}/{known.example}."
         )
 
     async def aprobe(self, spec: str | None = None) -> ModelInfo | None:
@@ -571,6 +609,28 @@ class Client:
     def __repr__(self) -> str:
         enabled = [p.name for p in self.host.infos if p.enabled]
         return f"Client(model={self.default_model!r}, plugins={enabled})"
+
+
+def _checked_spec(spec: str) -> str:
+    """A spec without surrounding white space; one with white space inside, or nothing
+    left, is refused rather than resolved to a model named " "."""
+    stripped = spec.strip()
+    if not stripped or any(c.isspace() for c in stripped):
+        raise ConfigError(
+            f"the model spec {spec!r} is empty or holds white space; write provider/model, "
+            "e.g. anthropic/claude-sonnet-4-5"
+        )
+    return stripped
+
+
+def _example_model(client: Client, provider: str) -> str:
+    from .known_providers import KNOWN_PROVIDERS
+
+    for entry, _plugin in client.declared_providers().get(provider, []):
+        if entry.example:
+            return entry.example
+    known = KNOWN_PROVIDERS.get(provider)
+    return known.example if known is not None else "<model>"
 
 
 def _close_loop(loop: asyncio.AbstractEventLoop) -> None:

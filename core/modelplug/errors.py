@@ -107,32 +107,39 @@ class MissingKeyError(ModelplugError):
 
 
 class UnknownProviderError(ModelplugError):
-    """No plugin serves the provider a spec names."""
+    """No enabled plugin serves the provider a spec names. ``hint`` says what to do:
+    which setting switched the serving plugin off, or which distribution to install."""
 
     def __init__(
-        self, spec: str, provider: str | None, installed: list[str], note: str | None = None
+        self,
+        spec: str,
+        provider: str | None,
+        installed: list[str],
+        note: str | None = None,
+        hint: str | None = None,
     ) -> None:
         self.spec = spec
         self.provider = provider
         self.installed = installed
+        self.hint = hint
         listing = ", ".join(installed) or "none"
         if note:
-            hint = (
+            message = (
                 f"Cannot resolve {spec!r}: {note}. Installed providers: {listing}. "
                 "Install or enable the plugin for that type (see `modelplug plugins`)."
             )
         elif provider:
-            hint = (
-                f"Unknown provider {provider!r} in {spec!r}. Installed providers: {listing}. "
-                f"Install the plugin that serves it (e.g. pip install modelplug-{provider}) "
-                "or define it in your user settings file under [providers]."
+            message = f"Unknown provider {provider!r} in {spec!r}. " + (
+                hint
+                or f"Installed providers: {listing}. No known plugin serves it: define it "
+                "in your user settings file under [providers], or install its plugin."
             )
         else:
-            hint = (
+            message = (
                 f"No plugin resolves the model {spec!r}. Name it as provider/model; "
                 f"installed providers: {listing}."
             )
-        super().__init__(hint)
+        super().__init__(message)
 
 
 class NoProviderError(ModelplugError):

@@ -188,8 +188,24 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _check_named_config(path: Path) -> None:
+    """MODELPLUG_CONFIG naming a directory is an error; naming a file that does not
+    exist yet is a warning (``modelplug trust`` creates it), never silence."""
+    if path.is_dir():
+        raise ConfigError(
+            f"MODELPLUG_CONFIG names {path}, which is a directory; point it at a file "
+            f"such as {path / 'config.toml'}"
+        )
+    if not path.exists():
+        warn(
+            f"MODELPLUG_CONFIG names {path}, which does not exist, so no user settings "
+            "apply; create it or unset MODELPLUG_CONFIG",
+            stacklevel=4,
+        )
+
+
 def _warn(message: str) -> None:
-    warnings.warn(message, ModelplugWarning, stacklevel=3)
+    warn(message, stacklevel=3)
 
 
 def _line_of(text: str, key: str) -> int | None:
@@ -388,6 +404,15 @@ class Settings:
         }
 
     # -- construction helpers --------------------------------------------------------
+
+    def source_of(self, section: str) -> str:
+        """Which file (or layer) the last word on a top-level table or key came from,
+        for messages: ``user file /home/me/.config/modelplug/config.toml``."""
+        short = normalize_plugin_name(section)
+        for layer in reversed(self.layers):
+            if any(normalize_plugin_name(k) == short for k in layer.data):
+                return f"{layer.name} {layer.path}" if layer.path else layer.name
+        return "settings"
 
     def _source(self, key: str) -> str:
         for layer in reversed(self.layers):
@@ -590,6 +615,8 @@ def load_settings(
     if user is None:
         explicit_path = env.get("MODELPLUG_CONFIG")
         user = Path(explicit_path).expanduser() if explicit_path else user_config_path()
+        if explicit_path:
+            _check_named_config(user)
     layers: list[Layer] = []
     if user.is_file():
         data, text = _read_toml(user)

@@ -57,10 +57,11 @@ def planted_key(monkeypatch: pytest.MonkeyPatch) -> str:
 
 @pytest.fixture
 def modelplug_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty user config dir; the environment's MODELPLUG_* toggles are cleared and
-    the working directory is an empty project-less folder."""
+    """A user config dir holding an empty ``config.toml``; the environment's MODELPLUG_*
+    toggles are cleared and the working directory is an empty project-less folder."""
     config_dir = tmp_path / "modelplug-config"
     config_dir.mkdir()
+    (config_dir / "config.toml").touch()
     workdir = tmp_path / "work"
     workdir.mkdir()
     for name in list(os.environ):
