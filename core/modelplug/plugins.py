@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import pluggy
 
@@ -26,6 +26,7 @@ from .settings import PluginToggles, Settings, normalize_plugin_name, warn
 
 if TYPE_CHECKING:
     from .client import Client
+    from .hook_types import HookRelay
 
 __all__ = ["PluginHost", "PluginInfo", "find_policies", "hookimpl"]
 
@@ -112,8 +113,9 @@ class PluginHost:
             self.warn_unknown_toggles()
 
     @property
-    def hook(self) -> Any:
-        return self.pm.hook
+    def hook(self) -> HookRelay:
+        """The hooks, typed as pluggy calls them (see :mod:`modelplug.hook_types`)."""
+        return cast("HookRelay", self.pm.hook)
 
     # -- toggles ---------------------------------------------------------------------
 

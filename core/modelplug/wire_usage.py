@@ -34,7 +34,7 @@ def _details(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 def _usage(**counts: int) -> Usage:
     from .types import Usage
 
-    return Usage(**counts)
+    return Usage.model_validate(counts)
 
 
 def from_openai(raw: Any) -> Usage | None:
