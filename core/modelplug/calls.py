@@ -55,8 +55,15 @@ async def guarded_stream(
 ) -> AsyncIterator[Event]:
     """:meth:`Client.astream`'s body: deltas, notices, then exactly one priced Done."""
     req = coerce_request(request, fields)
-    route = client.resolve(spec)
-    stream = client.open_stream(route, req)
+    if req.output_schema is not None:
+        from .structured import check_schema, structured_stream
+
+        check_schema(req.output_schema)
+        route = client.resolve(spec)
+        stream = structured_stream(client, route, req)
+    else:
+        route = client.resolve(spec)
+        stream = client.open_stream(route, req)
     # The guard lives inline (not in a nested generator): one async-generator layer
     # less per event on the hot path. It keeps what was shown (for a partial
     # Response), prices the Done, redacts notices and turns failures into ModelError.

@@ -56,6 +56,12 @@ def build_parser(client: Client | None) -> argparse.ArgumentParser:
     chat.add_argument("--effort", choices=["low", "medium", "high", "xhigh", "max"])
     chat.add_argument("--hide-thinking", action="store_true", help="do not show thinking")
     chat.add_argument("--usage", action="store_true", help="print tokens and cost to stderr")
+    chat.add_argument(
+        "--schema", metavar="FILE", help="a JSON Schema file: print the validated JSON answer"
+    )
+    chat.add_argument(
+        "--retries", type=int, default=1, help="with --schema: re-ask this often (default 1)"
+    )
     chat.set_defaults(handler=_chat)
 
     plugins = sub.add_parser("plugins", help="list plugins and why each is on or off")
@@ -192,6 +198,8 @@ def _chat(args: argparse.Namespace, client: Client) -> int:
         fields["max_tokens"] = args.max_tokens
     if args.effort or args.hide_thinking:
         fields["thinking"] = {"effort": args.effort, "hide": args.hide_thinking}
+    if args.schema:
+        return _chat_structured(args, client, prompt, fields)
     out = sys.stdout
     err = sys.stderr
     dim = err.isatty() and not os.environ.get("NO_COLOR")
@@ -217,6 +225,38 @@ def _chat(args: argparse.Namespace, client: Client) -> int:
         _write(out, "\n")
     if args.usage and response is not None:
         print(_usage_line(response.model or "", response.usage, response.cost), file=err)
+    return 0
+
+
+def _chat_structured(
+    args: argparse.Namespace, client: Client, prompt: str, fields: dict[str, Any]
+) -> int:
+    """``chat --schema``: the validated answer as JSON on stdout, notices on stderr."""
+    from .types import Notice
+
+    path = Path(args.schema)
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"--schema {path}: cannot read it ({exc.strerror})") from None
+    except ValueError as exc:
+        raise ConfigError(f"--schema {path}: not JSON ({exc})") from None
+
+    def notice(event: Any) -> None:
+        if isinstance(event, Notice):
+            print(f"modelplug: {event.message}", file=sys.stderr)
+
+    response = client.complete(
+        args.model,
+        prompt,
+        output_schema=schema,
+        output_retries=max(0, args.retries),
+        on_event=notice,
+        **fields,
+    )
+    print(json.dumps(response.parsed, indent=2, ensure_ascii=False))
+    if args.usage:
+        print(_usage_line(response.model or "", response.usage, response.cost), file=sys.stderr)
     return 0
 
 

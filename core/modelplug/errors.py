@@ -23,6 +23,8 @@ __all__ = [
     "ModelError",
     "ModelplugError",
     "NoProviderError",
+    "OutputTruncatedError",
+    "OutputValidationError",
     "PluginError",
     "PluginLoadError",
     "RequestError",
@@ -171,6 +173,40 @@ class PluginError(ModelplugError):
 
 class TextCallError(ModelplugError, ValueError):
     """A text-tool-call reader met input it cannot handle (a bad mode, say)."""
+
+
+class OutputValidationError(ModelplugError):
+    """A structured answer is not JSON or does not fit the schema (after every re-ask).
+
+    ``raw`` is the answer as the model wrote it, ``errors`` what is wrong with it (one
+    line each, with the path), ``response`` the last Response (usage, model), and
+    ``attempts`` how many answers were asked for.
+    """
+
+    def __init__(
+        self, problem: str, *, raw: str, errors: list[str], response: Response | None = None
+    ) -> None:
+        self.raw = raw
+        self.errors = errors
+        self.response = response
+        self.attempts = 1
+        shown = "; ".join(errors[:5]) + (
+            f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        )
+        super().__init__(f"{problem}: {shown}")
+
+
+class OutputTruncatedError(OutputValidationError):
+    """A structured answer was cut at max_tokens inside its JSON: never repaired into an
+    object. Raise ``max_tokens`` and ask again."""
+
+    def __init__(self, raw: str, response: Response | None = None) -> None:
+        super().__init__(
+            "the answer was cut at max_tokens inside its JSON (raise max_tokens)",
+            raw=raw,
+            errors=["truncated at max_tokens"],
+            response=response,
+        )
 
 
 class ScriptExhaustedError(ModelplugError):

@@ -32,6 +32,13 @@ Replay and secrets
     thinking and vendor blocks may go back to which model); :func:`redact` and
     :func:`register_secret`.
 
+Structured output
+    ``Request.output_schema`` (an :class:`~modelplug.types.OutputSchema`) reaches a
+    provider only in native mode; map it to the API's own field. :func:`openai_strict`,
+    :func:`gemini_schema` and :func:`inline_refs` translate a schema to what an API
+    accepts, raising :class:`Untranslatable` rather than changing its meaning;
+    :func:`undo_strict` reads a strict answer back.
+
 Policies
     :func:`find_policies` (the policies of one kind registered on a client, so a policy
     can step aside for a user's own or skip them all when it re-opens a stream).
@@ -67,16 +74,20 @@ __all__ = [
     "Settings",
     "TextCallError",
     "UnknownProviderError",
+    "Untranslatable",
     "check_base_url",
     "class_for_status",
     "classify_generic",
     "estimate_tokens",
     "estimated_usage",
     "find_policies",
+    "gemini_schema",
     "hookimpl",
     "hookspec",
+    "inline_refs",
     "is_loopback_url",
     "is_replayable",
+    "openai_strict",
     "parse_arguments",
     "parse_retry_after",
     "read_options",
@@ -88,6 +99,7 @@ __all__ = [
     "retry_after_from_headers",
     "retry_after_of",
     "status_of",
+    "undo_strict",
     "warn",
 ]
 
@@ -138,6 +150,11 @@ _WHERE = {
     "replayable_messages": "replay",
     "redact": "redact",
     "register_secret": "redact",
+    "Untranslatable": "schema_translate",
+    "gemini_schema": "schema_translate",
+    "inline_refs": "schema_translate",
+    "openai_strict": "schema_translate",
+    "undo_strict": "schema_translate",
 }
 
 
@@ -187,6 +204,13 @@ if TYPE_CHECKING:
     from .redact import redact, register_secret
     from .replay import is_replayable, replayable_blocks, replayable_messages
     from .routes import Endpoint, ModelInfo, Price, Provider, Route
+    from .schema_translate import (
+        Untranslatable,
+        gemini_schema,
+        inline_refs,
+        openai_strict,
+        undo_strict,
+    )
     from .settings import (
         ModelplugWarning,
         ProviderSettings,

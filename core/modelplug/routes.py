@@ -16,9 +16,13 @@ from typing import Any, Literal
 
 from .records import to_decimal
 
-__all__ = ["Endpoint", "ModelInfo", "Price", "Provider", "Route", "TextCallMode"]
+__all__ = ["Endpoint", "ModelInfo", "Price", "Provider", "Route", "StructuredMode", "TextCallMode"]
 
 TextCallMode = Literal["whole", "lines", "off"] | str
+# How a model can answer in a JSON Schema: the provider constrains decoding to it
+# (native), a single forced tool whose input is the object (tool), or the schema in the
+# system prompt (prompt). "unknown": core picks tool when the model has tools, else prompt.
+StructuredMode = Literal["native", "tool", "prompt", "unknown"]
 
 
 @dataclass(kw_only=True)
@@ -53,6 +57,7 @@ class ModelInfo:
     thinking: Literal["always", "optional", "never"] | None = None
     text_tool_calls: TextCallMode | None = None
     reasoning_dialect: str | None = None
+    structured_output: StructuredMode | None = None
     price: Price | None = None
     price_source: str | None = None
     notes: list[str] = field(default_factory=list)

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from .errors import ConfigError, MissingKeyError
 from .records import TableError, field_names, from_table
 from .redact import register_secret
-from .routes import Price, TextCallMode
+from .routes import Price, StructuredMode, TextCallMode
 
 __all__ = [
     "Layer",
@@ -92,6 +92,7 @@ class ModelSettings:
     text_tool_calls: TextCallMode | None = None
     reasoning_dialect: str | None = None
     supports_tools: bool | None = None
+    structured_output: StructuredMode | None = None
 
 
 @dataclass(kw_only=True)

@@ -41,6 +41,7 @@ __all__ = [
     "ModelInfo",
     "Notice",
     "OpaqueBlock",
+    "OutputSchema",
     "ParsedText",
     "Price",
     "Provider",
@@ -273,6 +274,37 @@ class ThinkingRequest(_Model):
 ToolChoice: TypeAlias = Literal["auto", "any", "none"] | str
 
 
+class OutputSchema(_Model):
+    """The shape an answer must have (structured output).
+
+    Give ``Request(output_schema=...)`` a JSON Schema (a dict) or a pydantic model
+    class; it becomes this record. ``json_schema`` is what goes to the provider (each
+    plugin translates it to what its API accepts); ``model`` is the class given, if any,
+    so that ``Response.parsed`` is an instance of it. ``name`` names the schema on wires
+    that want one (OpenAI's ``json_schema.name``, the forced tool in tool mode).
+    """
+
+    name: str = Field(default="output", pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    json_schema: dict[str, Any]
+    strict: bool = True
+    model: Any = Field(default=None, exclude=True, repr=False)
+
+    @classmethod
+    def of(cls, value: Any) -> OutputSchema:
+        """An OutputSchema from a dict (a JSON Schema), a pydantic model class, or an
+        OutputSchema."""
+        if isinstance(value, OutputSchema):
+            return value
+        if isinstance(value, type) and issubclass(value, BaseModel):
+            return cls(name=value.__name__[:64], json_schema=value.model_json_schema(), model=value)
+        if isinstance(value, Mapping):
+            return cls(json_schema=dict(value))
+        raise TypeError(
+            f"output_schema takes a JSON Schema (a dict) or a pydantic model class, got "
+            f"{type(value).__name__}"
+        )
+
+
 class Request(_Model):
     """What to ask the model. Take one from a string, OpenAI-style dicts or a Request
     with :meth:`Request.coerce`.
@@ -294,7 +326,20 @@ class Request(_Model):
     top_k: int | None = Field(default=None, gt=0)
     seed: int | None = None
     cache: bool | None = None
+    # Structured output: the answer must fit this schema (see modelplug.structured);
+    # ``output_retries`` re-asks the model that many times with the validation errors.
+    output_schema: OutputSchema | None = None
+    output_retries: int = Field(default=0, ge=0, le=5)
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("output_schema", mode="before")
+    @classmethod
+    def _accept_schema_or_model(cls, value: Any) -> Any:
+        if value is None or isinstance(value, OutputSchema):
+            return value
+        if isinstance(value, Mapping) and "json_schema" in value:
+            return value  # an OutputSchema as stored in JSON
+        return OutputSchema.of(value)
 
     @field_validator("messages", mode="before")
     @classmethod
@@ -489,6 +534,9 @@ class Response(_Model):
     server_cost: Cost | None = None
     price_factor: float = Field(default=1.0, gt=0)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # With Request.output_schema: the validated value (an instance of the model class
+    # given, else the parsed JSON). None otherwise.
+    parsed: Any = None
 
     @property
     def text(self) -> str:

@@ -16,7 +16,7 @@ Outside pytest, import :class:`WireServer`, :class:`FakeModel` and the builders 
 """
 
 from ..errors import ScriptExhaustedError
-from .fake import FakeModel, reply, text, thinking, tool_use
+from .fake import FakeModel, reply, structured, text, thinking, tool_use
 from .wire_server import (
     RecordedRequest,
     WireResponse,
@@ -39,6 +39,7 @@ __all__ = [
     "reply",
     "split_events",
     "split_every",
+    "structured",
     "text",
     "thinking",
     "tool_use",
