@@ -79,3 +79,4 @@ def test_the_python_api_examples_run(capsys: Any) -> None:
     out = capsys.readouterr().out
     assert "Write a haiku about plugins" in out
     assert "Summarise this" in out
+    assert "name='Largest city of France?' population=0 native" in out
