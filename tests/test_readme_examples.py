@@ -73,6 +73,7 @@ def test_the_python_api_examples_run(capsys: Any) -> None:
         "import modelplug\n\n# Module-level",
         "import asyncio",
         "from modelplug import Client",
+        "from pydantic import BaseModel",
     ):
         exec(python_block(first), {"__name__": "readme"})
 
