@@ -106,21 +106,27 @@ def vertex_client(
     wire_server: WireServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Callable[..., tuple[Client, Any]]:
-    """``vertex_client(credentials=None)``: a Client whose ``vertex`` provider points at
-    ``wire_server``, project ``proj-test`` in ``europe-west4``, and google.auth.default
-    answering with test credentials (no network). Returns the client and credentials."""
+    """``vertex_client(credentials=None, options=..., adc_project=...)``: a Client whose
+    ``vertex`` provider points at ``wire_server``, project ``proj-test`` in
+    ``europe-west4`` (the ``[gemini]`` table's body is ``options``), and
+    google.auth.default answering with test credentials and ``adc_project`` (no
+    network). Returns the client and the credentials."""
     pytest.importorskip("google.auth")
     import google.auth
 
     monkeypatch.delenv("GOOGLE_CLOUD_PROJECT", raising=False)
     monkeypatch.delenv("GOOGLE_CLOUD_LOCATION", raising=False)
 
-    def make(credentials: Any = None, extra_toml: str = "") -> tuple[Client, Any]:
+    def make(
+        credentials: Any = None,
+        options: str = 'vertex_project = "proj-test"\nvertex_location = "europe-west4"\n',
+        adc_project: str | None = "adc-proj",
+    ) -> tuple[Client, Any]:
         creds = credentials if credentials is not None else planted_credentials()
-        monkeypatch.setattr(google.auth, "default", lambda scopes=None, **_: (creds, "adc-proj"))
+        monkeypatch.setattr(google.auth, "default", lambda scopes=None, **_: (creds, adc_project))
         (modelplug_config_dir / "config.toml").write_text(
             f'[providers.vertex]\ntype = "vertex"\nbase_url = "{wire_server.url}"\n'
-            '[vertex]\nproject = "proj-test"\nlocation = "europe-west4"\n' + extra_toml
+            "[gemini]\n" + options
         )
         return make_client(modelplug_gemini), creds
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from .options import gemini_options, vertex_options
+from .options import gemini_options, vertex_target
 from .routes import VERTEX
 
 if TYPE_CHECKING:
@@ -58,8 +58,8 @@ def target_for(route: Route, client: Client, project: str | None = None) -> Targ
         base = route.endpoint.base_url or GEMINI_BASE
         return Target(base, f"v1beta/models/{model}", options.read_timeout)
     options = gemini_options(client.settings)
-    vertex = vertex_options(client.settings)
-    location = vertex.location or "us-central1"
+    vertex = vertex_target(client.settings)
+    location = vertex.location
     project = vertex.project or project
     if route.endpoint.base_url:
         base = route.endpoint.base_url

@@ -43,8 +43,8 @@ async def open_stream(
         from modelplug.plugin import ConfigError
 
         raise ConfigError(
-            f"the provider {route.provider} needs a Google Cloud project: set project under "
-            "[vertex] in your settings, or GOOGLE_CLOUD_PROJECT"
+            f"the provider {route.provider} needs a Google Cloud project: set vertex_project "
+            "under [gemini] in your settings, or GOOGLE_CLOUD_PROJECT"
         )
     try:
         headers = await auth_headers(client, route, shared, credentials)
