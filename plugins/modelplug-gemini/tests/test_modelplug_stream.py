@@ -160,9 +160,18 @@ def test_modelplug_stream_grounding_gives_citations_and_sources(
     assert isinstance(sources, OpaqueBlock) and sources.kind == "gemini_grounding"
     assert sources.text is not None and "uefa.com: https://" in sources.text
     assert sources.wire["webSearchQueries"] == ["UEFA Euro 2024 winner", "Euro 2024 final score"]
-    # toolUsePromptTokenCount is input; two search queries were run.
-    assert (response.usage.input, response.usage.web_searches) == (12 + 90, 2)
+    # toolUsePromptTokenCount is input; a 2.5 model is billed per grounded prompt.
+    assert (response.usage.input, response.usage.web_searches) == (12 + 90, 1)
     assert wire_server.requests[0].json()["tools"] == [{"googleSearch": {}}]
+    # From Gemini 3 on, every search query is billed.
+    wire_server.add_file(recorded("grounding.sse"))
+    events = collect(
+        gemini_client(),
+        "gemini/gemini-3-flash-preview",
+        "Who won?",
+        server_tools=[{"type": "web_search"}],
+    )
+    assert events[-1].response.usage.web_searches == 2
 
 
 def test_modelplug_stream_max_tokens(

@@ -41,6 +41,7 @@ from modelplug.types import (
 )
 
 from .request import GENERATED_ID_PREFIX, PART_KIND, SIGNATURE_KIND
+from .routes import model_generation
 
 __all__ = ["DISPLAY_ONLY", "Reader", "StopKind"]
 
@@ -297,7 +298,11 @@ class Reader:
             usage = estimated_usage(sent, got)
         queries = self.grounding.get("webSearchQueries") if self.grounding else None
         if isinstance(queries, list) and queries:
-            usage = usage.model_copy(update={"web_searches": len(queries)})
+            # Google bills grounding per search query from Gemini 3 on, and per grounded
+            # prompt before (one, however many queries it ran).
+            generation = model_generation(self.route.model)
+            searches = len(queries) if generation is not None and generation >= (3, 0) else 1
+            usage = usage.model_copy(update={"web_searches": searches})
         return usage
 
     def stop_reason(self) -> StopReason:

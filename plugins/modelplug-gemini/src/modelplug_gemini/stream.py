@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from modelplug.plugin import SSEFramer, redact
 from modelplug.types import Done, Event, Request, Route
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import httpx2
     from modelplug.plugin import Client
 
-__all__ = ["open_stream", "stream_generate"]
+__all__ = ["Parser", "open_stream", "stream_generate"]
 
 
 async def open_stream(
@@ -77,46 +77,30 @@ async def open_stream(
     return response, target
 
 
-async def stream_generate(route: Route, request: Request, client: Client) -> AsyncIterator[Event]:
-    """The events of one call, ending with exactly one Done."""
-    import httpx2
+class Parser:
+    """Bytes in, events out, then the Response: the whole reading of one stream, apart
+    from the network (so it can be fed any split of recorded bytes)."""
 
-    body = build_body(request, route)
-    payload = json.dumps(body, ensure_ascii=False).encode()
-    response, target = await open_stream(route, client, "POST", ":stream", payload)
-    reader = Reader(route, request)
-    try:
-        if response.status_code >= 300:
-            try:
-                raw = await response.aread()
-            except httpx2.HTTPError:
-                raw = b""
-            raise http_error(response.status_code, response.headers, raw, route)
-        framer = SSEFramer()
-        loads = json.loads
-        try:
-            async for chunk in response.aiter_bytes():
-                for _, data in framer.feed(chunk):
-                    for event in _read(reader, route, data, loads):
-                        yield event
-            for _, data in framer.close():
-                for event in _read(reader, route, data, loads):
-                    yield event
-        except httpx2.ReadTimeout:
-            raise stream_broken(
-                route,
-                f"{route.provider} sent nothing for {target.read_timeout:g} s (read_timeout); "
-                "the stream stalled",
-                reason="the stream stalled",
-                partial=reader.partial(),
-            ) from None
-        except (httpx2.TransportError, httpx2.DecodingError) as exc:
-            raise stream_broken(
-                route,
-                f"the connection to {route.provider} dropped mid-stream ({type(exc).__name__})",
-                reason="connection lost",
-                partial=reader.partial(),
-            ) from None
+    def __init__(self, route: Route, request: Request) -> None:
+        self.route = route
+        self.reader = Reader(route, request)
+        self.framer = SSEFramer()
+
+    def feed(self, chunk: bytes) -> list[Event]:
+        out: list[Event] = []
+        for _, data in self.framer.feed(chunk):
+            out.extend(_read(self.reader, self.route, data))
+        return out
+
+    def close(self) -> list[Event]:
+        out: list[Event] = []
+        for _, data in self.framer.close():
+            out.extend(_read(self.reader, self.route, data))
+        return out
+
+    def finish(self, sent: int) -> Done:
+        """The Done event, or the classified error of a stream that did not finish."""
+        reader, route = self.reader, self.route
         if not reader.finished:
             raise stream_broken(
                 route,
@@ -127,14 +111,53 @@ async def stream_generate(route: Route, request: Request, client: Client) -> Asy
             )
         if reader.finish_reason in MALFORMED:
             raise malformed_call(route, reader.finish_message or "", reader.partial())
-        yield Done(response=reader.response(len(payload)))
+        return Done(response=reader.response(sent))
+
+
+async def stream_generate(route: Route, request: Request, client: Client) -> AsyncIterator[Event]:
+    """The events of one call, ending with exactly one Done."""
+    import httpx2
+
+    body = build_body(request, route)
+    payload = json.dumps(body, ensure_ascii=False).encode()
+    response, target = await open_stream(route, client, "POST", ":stream", payload)
+    parser = Parser(route, request)
+    try:
+        if response.status_code >= 300:
+            try:
+                raw = await response.aread()
+            except httpx2.HTTPError:
+                raw = b""
+            raise http_error(response.status_code, response.headers, raw, route)
+        try:
+            async for chunk in response.aiter_bytes():
+                for event in parser.feed(chunk):
+                    yield event
+            for event in parser.close():
+                yield event
+        except httpx2.ReadTimeout:
+            raise stream_broken(
+                route,
+                f"{route.provider} sent nothing for {target.read_timeout:g} s (read_timeout); "
+                "the stream stalled",
+                reason="the stream stalled",
+                partial=parser.reader.partial(),
+            ) from None
+        except (httpx2.TransportError, httpx2.DecodingError) as exc:
+            raise stream_broken(
+                route,
+                f"the connection to {route.provider} dropped mid-stream ({type(exc).__name__})",
+                reason="connection lost",
+                partial=parser.reader.partial(),
+            ) from None
+        yield parser.finish(len(payload))
     finally:
         await response.aclose()
 
 
-def _read(reader: Reader, route: Route, data: str, loads: Any) -> list[Event]:
+def _read(reader: Reader, route: Route, data: str) -> list[Event]:
     try:
-        event = loads(data)
+        event = json.loads(data)
     except ValueError:
         raise _malformed(route, data, reader) from None
     if type(event) is not dict:
