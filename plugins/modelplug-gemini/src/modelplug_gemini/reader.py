@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 from modelplug.plugin import estimated_usage
 from modelplug.types import (
@@ -79,7 +79,7 @@ class _Thought:
         self.pieces: list[str] = []
 
 
-Item = _Text | _Thought | ToolUseBlock | OpaqueBlock
+Item: TypeAlias = _Text | _Thought | ToolUseBlock | OpaqueBlock
 
 
 def _generated_id() -> str:
@@ -281,8 +281,8 @@ class Reader:
         if grounding is not None:
             chunks = grounding.get("groundingChunks")
             chunks = chunks if isinstance(chunks, list) else []
-            sources = [
-                c.get("web") if isinstance(c, Mapping) and isinstance(c.get("web"), Mapping) else {}
+            sources: list[Mapping[str, Any]] = [
+                c["web"] if isinstance(c, Mapping) and isinstance(c.get("web"), Mapping) else {}
                 for c in chunks
             ]
             supports = grounding.get("groundingSupports")
@@ -323,12 +323,10 @@ class Reader:
     def usage(self, sent: int) -> Usage:
         usage = Usage.from_gemini(self.usage_raw)
         if usage is None:
-            got = sum(
-                len(piece)
-                for item in self.items
-                if isinstance(item, _Text | _Thought)
-                for piece in item.pieces
-            )
+            got = 0
+            for item in self.items:
+                if isinstance(item, _Text | _Thought):
+                    got += sum(len(piece) for piece in item.pieces)
             usage = estimated_usage(sent, got)
         queries = self.grounding.get("webSearchQueries") if self.grounding else None
         if isinstance(queries, list) and queries:
