@@ -122,3 +122,21 @@ def test_a_project_file_cannot_point_vertex_elsewhere(
     with pytest.warns(Warning, match="only your user settings may say where Vertex AI"):
         client.complete("vertex/gemini-2.5-flash", "hi")
     assert "/projects/proj-test/locations/europe-west4/" in wire_server.requests[0].path
+
+
+def test_a_failed_token_refresh_is_an_auth_error(
+    vertex_client: VertexClient, wire_server: WireServer
+) -> None:
+    from google.auth import credentials as google_credentials
+    from google.auth.exceptions import RefreshError
+
+    class Revoked(google_credentials.Credentials):  # type: ignore[misc]
+        def refresh(self, request: Any) -> None:
+            raise RefreshError("invalid_grant: Token has been expired or revoked.")
+
+    client, _ = vertex_client(Revoked())
+    with pytest.raises(ModelError) as caught:
+        client.complete("vertex/gemini-2.5-flash", "hi")
+    assert caught.value.kind == "auth"
+    assert "invalid_grant" in str(caught.value)
+    assert wire_server.requests == []
