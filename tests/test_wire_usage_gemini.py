@@ -10,7 +10,12 @@ from modelplug.types import Usage
 
 def test_from_gemini_a_recorded_thinking_answer() -> None:
     # simonw/llm-gemini issue #97: 5 + 44 + 186 = 235 = totalTokenCount
-    raw = {"promptTokenCount": 5, "candidatesTokenCount": 44, "totalTokenCount": 235, "thoughtsTokenCount": 186}
+    raw = {
+        "promptTokenCount": 5,
+        "candidatesTokenCount": 44,
+        "totalTokenCount": 235,
+        "thoughtsTokenCount": 186,
+    }
     assert Usage.from_gemini(raw) == Usage(input=5, output=230, reasoning=186)
 
 
