@@ -55,7 +55,18 @@ def test_modelplug_resolve_user_providers_of_our_types(
     assert (work.endpoint.type, work.endpoint.api_key_env) == ("gemini", "WORK_GEMINI_KEY")
     assert work.endpoint.base_url == "https://gemini-proxy.example.com"
     assert client.resolve("eu/gemini-2.5-flash").endpoint.type == "vertex"
+
+
+def test_modelplug_providers_declares_ours_and_the_users(
+    make_client: Callable[..., Client], modelplug_config_dir: Path
+) -> None:
+    (modelplug_config_dir / "config.toml").write_text(
+        '[providers.work]\ntype = "gemini"\n[providers.eu]\ntype = "vertex"\n'
+        '[providers.lab]\ntype = "openai-compatible"\nbase_url = "http://localhost:1/v1"\n'
+    )
+    client = make_client(modelplug_gemini)
     names = {p.name: p for p in modelplug_gemini.modelplug_providers(client.settings)}
+    assert set(names) == {"gemini", "vertex", "work", "eu"}
     assert names["gemini"] == Provider(
         name="gemini", type="gemini", native=True, example="gemini-2.5-flash"
     )

@@ -224,7 +224,7 @@ def _thinking_config(thinking: ThinkingRequest, model: str) -> dict[str, Any]:
         else:
             ceiling = 32768 if pro else 24576
             config["thinkingBudget"] = min(_BUDGETS.get(effort, ceiling), ceiling)
-    if not thinking.hide:
+    if not thinking.hide and thinking.display != "omitted":
         config["includeThoughts"] = True
     return config
 
@@ -280,7 +280,8 @@ def _generation_config(request: Request, route: Route) -> dict[str, Any]:
         config["stopSequences"] = list(request.stop)
     if request.seed is not None:
         config["seed"] = request.seed
-    if request.thinking is not None:
+    if request.thinking is not None and thinking_mode(route.model) != "never":
+        # A model that cannot think (2.0 and older) refuses any thinkingConfig.
         thinking = _thinking_config(request.thinking, route.model)
         if thinking:
             config["thinkingConfig"] = thinking
