@@ -281,3 +281,24 @@ def test_modelplug_stream_sync_facade(
     )
     assert response.text == "5 times 3 is 15."
     assert (response.usage.input, response.usage.output) == (121, 9)
+
+
+def test_modelplug_stream_finish_reason_beside_text_without_an_index(
+    gemini_client: Callable[..., Client], wire_server: WireServer
+) -> None:
+    # Vertex AI leaves "index" out: a text event that also finishes must not be taken
+    # for a plain continuation.
+    text = {"candidates": [{"content": {"parts": [{"text": "Hello"}], "role": "model"}}]}
+    last = {
+        "candidates": [
+            {
+                "content": {"parts": [{"text": " there"}], "role": "model"},
+                "finishReason": "MAX_TOKENS",
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 2},
+    }
+    wire_server.add_sse([text, last])
+    response = gemini_client().complete("gemini/gemini-2.5-flash", "hi")
+    assert (response.text, response.stop_reason) == ("Hello there", "max_tokens")
+    assert response.usage.output == 2

@@ -61,6 +61,9 @@ REFUSALS = frozenset(
     }
 )
 MALFORMED = frozenset({"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL"})
+# A candidate that only continues the content: anything more (a finishReason, grounding,
+# safety ratings) goes the full way.
+_PLAIN_CANDIDATE = frozenset({"content", "index"})
 StopKind = str
 
 
@@ -165,9 +168,9 @@ class Reader:
         if type(candidates) is not list or not candidates or not self.started:
             return None
         candidate = candidates[0]
-        if type(candidate) is not dict or len(candidate) > 2 or "content" not in candidate:
+        if type(candidate) is not dict or not candidate.keys() <= _PLAIN_CANDIDATE:
             return None
-        content = candidate["content"]
+        content = candidate.get("content")
         parts = content.get("parts") if type(content) is dict else None
         if type(parts) is not list or len(parts) != 1:
             return None
