@@ -80,12 +80,10 @@ async def bearer_token(credentials: Any) -> str:
     return token
 
 
-async def auth_headers(
-    client: Client, route: Route, shared: Shared, credentials: Any | None
-) -> dict[str, str]:
+async def auth_headers(client: Client, route: Route, credentials: Any | None) -> dict[str, str]:
     """The headers that authenticate one request: the provider's configured headers
     and either ``x-goog-api-key`` or ``Authorization: Bearer``."""
-    headers = {k: v for k, v in route.endpoint.headers.items()}
+    headers = dict(route.endpoint.headers)
     for value in headers.values():
         register_secret(value)
     # One credential header: ours wins over a configured one of the same name.

@@ -47,9 +47,7 @@ async def open_stream(
             "under [gemini] in your settings, or GOOGLE_CLOUD_PROJECT"
         )
     try:
-        headers = await auth_headers(client, route, shared, credentials)
-    except GeminiError:
-        raise
+        headers = await auth_headers(client, route, credentials)
     except Exception as exc:
         if type(exc).__module__.startswith("google.auth"):
             raise auth_failed(route, redact(str(exc))[:300]) from None
