@@ -22,10 +22,11 @@ STREAMS = sorted(p.name for p in RECORDED.glob("*.sse") if p.name != "malformed_
 
 def sdk_event(raw: str) -> Any:
     event = json.loads(raw)
-    # The live API already sends usageMetadata.serviceTier, which the SDK's types
-    # (extra="forbid") refuse: left out for the SDK, as our reader ignores it.
+    # Fields the SDK's types (extra="forbid") refuse, left out for the SDK as our reader
+    # ignores them: the live API's usageMetadata.serviceTier, a gateway's "nonce".
     if isinstance(event.get("usageMetadata"), dict):
         event["usageMetadata"].pop("serviceTier", None)
+    event.pop("nonce", None)
     return genai_types.GenerateContentResponse.model_validate(event)
 
 

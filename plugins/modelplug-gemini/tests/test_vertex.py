@@ -25,9 +25,18 @@ def test_vertex_token_reaches_the_authorization_header(
     planted_token: str,
 ) -> None:
     client, credentials = vertex_client()
-    wire_server.add_file(recorded("text.sse"))
+    wire_server.add_file(recorded("vertex_text.sse"))
     response = client.complete("vertex/gemini-2.5-flash", "hi")
     assert response.model == "vertex/gemini-2.5-flash"
+    assert (
+        response.text
+        == "A snail is determined to win a prestigious car race. He shows up at the starting line."
+    )
+    assert (response.stop_reason, response.usage.input, response.usage.output) == (
+        "end_turn",
+        9,
+        21,
+    )
     sent = wire_server.requests[0]
     assert sent.headers["authorization"] == f"Bearer {planted_token}"
     assert "x-goog-api-key" not in sent.headers
