@@ -217,3 +217,38 @@ def test_ids_the_api_gave_go_back_to_the_same_model_only(
     assert same["contents"][2]["parts"][0]["functionResponse"]["id"] == "fc-7"
     assert "id" not in other["contents"][1]["parts"][0]["functionCall"]
     assert "id" not in other["contents"][2]["parts"][0]["functionResponse"]
+
+
+def test_a_signature_on_a_thought_part_goes_back_on_an_empty_text_part(
+    gemini_client: Callable[..., Client], wire_server: WireServer, recorded: Callable[[str], Path]
+) -> None:
+    event = {
+        "candidates": [
+            {
+                "content": {
+                    "parts": [
+                        {"text": "Planning...", "thought": True},
+                        {"thought": True, "thoughtSignature": "c2lnbmF0dXJlLW9uLWEtdGhvdWdodA=="},
+                        {"text": "Answer."},
+                    ],
+                    "role": "model",
+                },
+                "finishReason": "STOP",
+            }
+        ]
+    }
+    client = gemini_client()
+    wire_server.add_sse([event])
+    first = client.complete(FLASH_3, "q", thinking={})
+    assert [b.type for b in first.message.content] == ["thinking", "opaque", "text"]
+    wire_server.add_file(recorded("tool_answer.sse"))
+    messages = [
+        Message(role="user", content="q"),
+        first.message,
+        Message(role="user", content="more"),
+    ]
+    client.complete(FLASH_3, Request(messages=messages))
+    assert wire_server.requests[1].json()["contents"][1]["parts"] == [
+        {"text": "", "thoughtSignature": "c2lnbmF0dXJlLW9uLWEtdGhvdWdodA=="},
+        {"text": "Answer."},
+    ]

@@ -211,6 +211,8 @@ class Reader:
     def part(self, part: Mapping[str, Any], events: list[Event]) -> None:
         signature = part.get("thoughtSignature")
         text = part.get("text")
+        if text is None and part.get("thought") is True:
+            text = ""  # a thought part that only carries its signature
         if isinstance(text, str):
             if part.get("thought") is True:
                 self.thought(text, events)
