@@ -37,3 +37,14 @@ def test_vertex_models_are_priced_as_google_models(gemini_client: Callable[..., 
     client = gemini_client("", modelplug_prices)
     cost = client.price(client.resolve("vertex/gemini-2.5-flash"), Usage(input=1_000_000, output=0))
     assert cost is not None and cost.amount == Decimal("0.3")
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["gemini/gemini-3-pro-preview", "vertex/gemini-3-flash-preview", "gemini-2.5-flash-lite"],
+)
+def test_gemini_windows_come_from_the_prices_plugin(
+    gemini_client: Callable[..., Client], spec: str
+) -> None:
+    route = gemini_client("", modelplug_prices).resolve(spec)
+    assert (route.info.context_window, route.info.max_output_tokens) == (1_048_576, 65_536)
