@@ -39,12 +39,12 @@ def test_vertex_models_are_priced_as_google_models(gemini_client: Callable[..., 
     assert cost is not None and cost.amount == Decimal("0.3")
 
 
-@pytest.mark.parametrize(
-    "spec",
-    ["gemini/gemini-3-pro-preview", "vertex/gemini-3-flash-preview", "gemini-2.5-flash-lite"],
-)
-def test_gemini_windows_come_from_the_prices_plugin(
-    gemini_client: Callable[..., Client], spec: str
-) -> None:
-    route = gemini_client("", modelplug_prices).resolve(spec)
-    assert (route.info.context_window, route.info.max_output_tokens) == (1_048_576, 65_536)
+def test_gemini_windows_come_from_the_prices_plugin(gemini_client: Callable[..., Client]) -> None:
+    client = gemini_client("", modelplug_prices)
+    # genai-prices' model data lacks gemini-3-pro-preview: the prices plugin's own table.
+    pro = client.resolve("gemini/gemini-3-pro-preview")
+    assert (pro.info.context_window, pro.info.max_output_tokens) == (1_048_576, 65_536)
+    # genai-prices' own figures for the others.
+    for spec in ("vertex/gemini-3-flash-preview", "gemini-2.5-flash-lite"):
+        info = client.resolve(spec).info
+        assert info.context_window is not None and info.context_window >= 1_000_000
