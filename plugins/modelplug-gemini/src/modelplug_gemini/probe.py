@@ -25,7 +25,7 @@ def _limit(value: Any) -> int | None:
 
 
 async def probe_model(route: Route, client: Client) -> ModelInfo:
-    response, _ = await open_stream(route, client, "GET", "", None)
+    response, _ = await open_stream(route, client, None)
     try:
         raw = await response.aread()
     finally:

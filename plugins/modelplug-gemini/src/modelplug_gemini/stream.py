@@ -10,7 +10,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import SSEFramer, redact
+from modelplug.plugin import ConfigError, SSEFramer, redact
 from modelplug.types import Done, Event, Request, Route
 
 from .auth import auth_headers, vertex_credentials
@@ -28,9 +28,11 @@ __all__ = ["Parser", "open_stream", "stream_generate"]
 
 
 async def open_stream(
-    route: Route, client: Client, method: str, path_suffix: str, body: bytes | None
+    route: Route, client: Client, body: bytes | None
 ) -> tuple[httpx2.Response, Target]:
-    """Send one authenticated request to the route's model resource (streamed)."""
+    """Send one authenticated request about the route's model: with a ``body``, the
+    ``streamGenerateContent`` POST; without, a GET of the model resource (the probe).
+    The response is streamed; the caller closes it."""
     import httpx2
 
     shared = shared_http(client)
@@ -40,8 +42,6 @@ async def open_stream(
         credentials, project = vertex_credentials(shared, route)
     target = target_for(route, client, project)
     if route.endpoint.type == VERTEX and not target.project:
-        from modelplug.plugin import ConfigError
-
         raise ConfigError(
             f"the provider {route.provider} needs a Google Cloud project: set vertex_project "
             "under [gemini] in your settings, or GOOGLE_CLOUD_PROJECT"
@@ -53,9 +53,11 @@ async def open_stream(
             raise auth_failed(route, redact(str(exc))[:300]) from None
         raise
     headers["content-type"] = "application/json"
-    url = target.stream_url if path_suffix == ":stream" else target.model_url
     http = shared.http
-    request = http.build_request(method, url, content=body, headers=headers)
+    if body is None:
+        request = http.build_request("GET", target.model_url, headers=headers)
+    else:
+        request = http.build_request("POST", target.stream_url, content=body, headers=headers)
     try:
         response = await http.send(request, stream=True)
     except httpx2.ConnectError:
@@ -118,7 +120,7 @@ async def stream_generate(route: Route, request: Request, client: Client) -> Asy
 
     body = build_body(request, route)
     payload = json.dumps(body, ensure_ascii=False).encode()
-    response, target = await open_stream(route, client, "POST", ":stream", payload)
+    response, target = await open_stream(route, client, payload)
     parser = Parser(route, request)
     try:
         if response.status_code >= 300:
