@@ -34,8 +34,8 @@ Replay and secrets
 
 Structured output
     ``Request.output_schema`` (an :class:`~modelplug.types.OutputSchema`) reaches a
-    provider only in native mode; map it to the API's own field. :func:`openai_strict`,
-    :func:`gemini_schema` and :func:`inline_refs` translate a schema to what an API
+    provider only in native mode; map it to the API's own field. :func:`openai_strict`
+    and :func:`inline_refs` translate a schema to what an API
     accepts, raising :class:`Untranslatable` rather than changing its meaning;
     :func:`undo_strict` reads a strict answer back.
 
@@ -81,7 +81,6 @@ __all__ = [
     "estimate_tokens",
     "estimated_usage",
     "find_policies",
-    "gemini_schema",
     "hookimpl",
     "hookspec",
     "inline_refs",
@@ -151,7 +150,6 @@ _WHERE = {
     "redact": "redact",
     "register_secret": "redact",
     "Untranslatable": "schema_translate",
-    "gemini_schema": "schema_translate",
     "inline_refs": "schema_translate",
     "openai_strict": "schema_translate",
     "undo_strict": "schema_translate",
@@ -206,7 +204,6 @@ if TYPE_CHECKING:
     from .routes import Endpoint, ModelInfo, Price, Provider, Route
     from .schema_translate import (
         Untranslatable,
-        gemini_schema,
         inline_refs,
         openai_strict,
         undo_strict,

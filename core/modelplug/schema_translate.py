@@ -11,10 +11,10 @@ can (documented per plugin) or refuses the request with a RequestError.
   object and every property required: an optional property becomes required and
   nullable, and :func:`undo_strict` takes the ``null`` back out of the answer.
 - :func:`inline_refs`: ``$ref`` to ``#/$defs/...`` replaced by the definition, for APIs
-  without references (Gemini's ``responseSchema``); a recursive schema is untranslatable.
-- :func:`gemini_schema`: Gemini's OpenAPI-style subset (type, format, description,
-  enum, properties, required, items, min/maxItems, minimum/maximum, nullable, anyOf,
-  propertyOrdering).
+  without references; a recursive schema is untranslatable.
+
+A subset only one API has (Gemini's OpenAPI-style ``Schema``) lives in that provider's
+plugin.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-__all__ = ["Untranslatable", "gemini_schema", "inline_refs", "openai_strict", "undo_strict"]
+__all__ = ["Untranslatable", "inline_refs", "openai_strict", "undo_strict"]
 
 # Keywords whose meaning OpenAI's strict mode cannot carry.
 _NOT_STRICT = frozenset(
@@ -40,26 +40,6 @@ _NOT_STRICT = frozenset(
         "maxProperties",
     }
 )
-_GEMINI_KEYS = frozenset(
-    {
-        "type",
-        "format",
-        "description",
-        "enum",
-        "properties",
-        "required",
-        "items",
-        "minItems",
-        "maxItems",
-        "minimum",
-        "maximum",
-        "nullable",
-        "anyOf",
-        "propertyOrdering",
-        "title",
-    }
-)
-_ANNOTATIONS = frozenset({"title", "description", "examples", "default", "$comment"})
 
 
 class Untranslatable(ValueError):
@@ -187,53 +167,3 @@ def undo_strict(value: Any, schema: dict[str, Any]) -> Any:
         return node
 
     return walk(value, schema)
-
-
-def gemini_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema in Gemini's ``responseSchema`` subset (references inlined, a type
-    list with ``null`` as ``nullable``). Raises Untranslatable for anything else."""
-
-    def walk(node: Any, path: str) -> Any:
-        if not isinstance(node, dict):
-            return node
-        out: dict[str, Any] = {}
-        for key, value in node.items():
-            if key in _ANNOTATIONS - {"title", "description"}:
-                continue
-            if key == "additionalProperties" and value is False:
-                continue  # Gemini never adds properties the schema does not name
-            if key == "const":
-                out["enum"] = [value]
-                continue
-            if key not in _GEMINI_KEYS:
-                raise Untranslatable(key, path, "Gemini's responseSchema")
-            out[key] = value
-        kind = out.get("type")
-        if isinstance(kind, list):
-            others = [k for k in kind if k != "null"]
-            if len(others) != 1:
-                raise Untranslatable("type (a list)", path, "Gemini's responseSchema")
-            out["type"] = others[0]
-            if "null" in kind:
-                out["nullable"] = True
-        if "properties" in out:
-            out["properties"] = {
-                n: walk(s, f"{path}/properties/{n}") for n, s in out["properties"].items()
-            }
-        if isinstance(out.get("items"), dict):
-            out["items"] = walk(out["items"], f"{path}/items")
-        if "anyOf" in out:
-            branches = [walk(b, f"{path}/anyOf/{i}") for i, b in enumerate(out["anyOf"])]
-            nulls = [b for b in branches if b.get("type") == "null"]
-            rest = [b for b in branches if b.get("type") != "null"]
-            if nulls and len(rest) == 1:
-                out.pop("anyOf")
-                out.update({**rest[0], "nullable": True})
-            else:
-                out["anyOf"] = branches
-        if "enum" in out and "type" not in out:
-            out["type"] = "string"
-        return out
-
-    result: dict[str, Any] = walk(inline_refs(schema, "Gemini's responseSchema"), "")
-    return result

@@ -19,6 +19,7 @@ from modelplug.types import (
     ImageBlock,
     Message,
     OpaqueBlock,
+    OutputSchema,
     Request,
     Route,
     TextBlock,
@@ -280,11 +281,28 @@ def _generation_config(request: Request, route: Route) -> dict[str, Any]:
         config["stopSequences"] = list(request.stop)
     if request.seed is not None:
         config["seed"] = request.seed
+    if request.output_schema is not None:
+        config.update(_structured_output(request.output_schema))
     if request.thinking is not None and thinking_mode(route.model) != "never":
         # A model that cannot think (2.0 and older) refuses any thinkingConfig.
         thinking = _thinking_config(request.thinking, route.model)
         if thinking:
             config["thinkingConfig"] = thinking
+    return config
+
+
+def _structured_output(schema: OutputSchema) -> dict[str, Any]:
+    """Native structured output: JSON constrained to the schema, in the OpenAPI subset
+    of ``responseSchema`` when it fits; else, unchanged, as ``responseJsonSchema`` (the
+    API's JSON Schema field, which takes what the subset cannot say: patterns of
+    properties, unions of several types, references)."""
+    config: dict[str, Any] = {"responseMimeType": "application/json"}
+    try:
+        converted = to_gemini_schema(schema.name, schema.json_schema)
+    except RequestError:
+        config["responseJsonSchema"] = schema.json_schema
+        return config
+    config["responseSchema"] = converted if converted is not None else {"type": "object"}
     return config
 
 

@@ -106,7 +106,12 @@ def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route |
         provider=provider,
         model=model,
         endpoint=endpoint,
-        info=ModelInfo(supports_tools=True, supports_images=True, thinking=thinking_mode(model)),
+        info=ModelInfo(
+            supports_tools=True,
+            supports_images=True,
+            thinking=thinking_mode(model),
+            structured_output="native",
+        ),
     )
 
 
