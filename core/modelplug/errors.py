@@ -7,7 +7,7 @@ message never holds a secret: it passes through :func:`modelplug.redact.redact`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 from .redact import redact
 
@@ -91,6 +91,20 @@ class ModelplugError(Exception):
     @property
     def message(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt without calling __init__ (subclasses take other arguments), from the
+        # redacted message and the attributes; chained causes are not pickled.
+        return (_rebuild, (type(self), self.args, dict(vars(self))))
+
+
+def _rebuild(
+    kind: type[ModelplugError], args: tuple[Any, ...], state: dict[str, Any]
+) -> ModelplugError:
+    error = kind.__new__(kind)
+    error.args = args
+    vars(error).update(state)
+    return error
 
 
 class ConfigError(ModelplugError):
