@@ -623,7 +623,7 @@ class _ThreadLoop:
     def __del__(self) -> None:
         try:
             self.release()
-        except Exception:  # noqa: S110 - a finalizer must not raise
+        except Exception:  # a finalizer must not raise
             pass
 
 
@@ -639,7 +639,7 @@ class _ThreadSlot:
     def __del__(self) -> None:
         try:
             self.own.release()
-        except Exception:  # noqa: S110 - a finalizer must not raise
+        except Exception:  # a finalizer must not raise
             pass
 
 
@@ -655,7 +655,7 @@ def _shut_down(loop: asyncio.AbstractEventLoop, http: dict[str, Any]) -> None:
             if closer is not None:
                 try:
                     await closer()
-                except Exception:  # noqa: S110 - closing what is left, best effort
+                except Exception:  # closing what is left, best effort
                     pass
         # One more turn so transports run their connection_lost and close sockets.
         await asyncio.sleep(0)
