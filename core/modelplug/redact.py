@@ -67,11 +67,13 @@ def register_secret(value: str | None) -> None:
         return
     found = _SCHEME.match(value)
     if found is not None:
-        _register_one(found.group(2))
-    _register_one(value.strip())
+        _register_one(found.group(2), fragments=True)
+    # The whole of a scheme value is masked where it appears whole; its runs are the
+    # token's (a run of "Bearer <token>" would mask "Bearer tok" in any text).
+    _register_one(value.strip(), fragments=found is None)
 
 
-def _register_one(value: str) -> None:
+def _register_one(value: str, *, fragments: bool) -> None:
     global _secrets, _pieces, _by_length
     if len(value) < _MIN_SECRET_LENGTH or value in _secrets:
         return
@@ -79,7 +81,7 @@ def _register_one(value: str) -> None:
         if value in _secrets:
             return
         pieces = {k: list(v) for k, v in _pieces.items()}
-        if len(value) >= MIN_FRAGMENT:
+        if fragments and len(value) >= MIN_FRAGMENT:
             for offset in range(len(value) - _PIECE + 1):
                 pieces.setdefault(value[offset : offset + _PIECE], []).append((value, offset))
         secrets = _secrets | {value}

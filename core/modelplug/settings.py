@@ -347,23 +347,47 @@ def _find_project_file(start: Path) -> tuple[Path, dict[str, Any], str] | None:
     return None
 
 
-def _writable_by_others(path: Path) -> str | None:
-    """Why others could change the file at ``path`` (its mode lets the group or others
-    write it, or another user owns it), or None. POSIX only."""
+def _writable_by_others(path: Path) -> tuple[str, bool] | None:
+    """Why others could change the file at ``path``, and whether that makes it unsafe
+    to use (True: others can write it, or another user owns it) or only worth a
+    warning (False: its group may write it, and others belong to that group); None when
+    only you (or root) can change it. POSIX only."""
     if os.name != "posix":
         return None
     try:
         info = path.stat()
     except OSError:
         return None
-    if info.st_mode & 0o022:
+    if info.st_mode & 0o002:
         return (
-            f"its permissions ({stat.filemode(info.st_mode)}) let others write it; "
-            f"run chmod go-w {path}"
+            f"its permissions ({stat.filemode(info.st_mode)}) let every user write it; "
+            f"run chmod go-w {path}",
+            True,
         )
     if info.st_uid not in (os.getuid(), 0):
-        return "it is owned by another user"
+        return "it is owned by another user", True
+    if info.st_mode & 0o020 and _group_is_shared(info.st_gid):
+        return (
+            f"its permissions ({stat.filemode(info.st_mode)}) let its group write it; "
+            f"run chmod g-w {path}",
+            False,
+        )
     return None
+
+
+def _group_is_shared(gid: int) -> bool:
+    """Whether users other than you may belong to the group ``gid``: not your own
+    private group (your primary group, named like you, with no other members)."""
+    try:
+        import grp
+        import pwd
+
+        group = grp.getgrgid(gid)
+        me = pwd.getpwuid(os.getuid()).pw_name
+    except (ImportError, KeyError, OSError):
+        return True
+    others = [member for member in group.gr_mem if member != me]
+    return not (gid == os.getgid() and group.gr_name == me and not others)
 
 
 def _strip_redirects(data: Any, path: str, source: Path) -> Any:
@@ -749,11 +773,13 @@ def load_settings(
         explicit_path = env.get("MODELPLUG_CONFIG")
         user = Path(explicit_path).expanduser() if explicit_path else user_config_path()
     layers: list[Layer] = []
-    unsafe = _writable_by_others(user) if user.is_file() else None
-    if unsafe is not None:
-        # This file decides where keys are sent: one that others can change is not yours.
-        _warn(f"{user}: ignored your user settings file: {unsafe}")
-    elif user.is_file():
+    # This file decides where keys are sent: one that others can change is not yours.
+    exposure = _writable_by_others(user) if user.is_file() else None
+    if exposure is not None and exposure[1]:
+        _warn(f"{user}: ignored your user settings file: {exposure[0]}")
+    elif exposure is not None:
+        _warn(f"{user}: your user settings file is not yours alone: {exposure[0]}")
+    if (exposure is None or not exposure[1]) and user.is_file():
         data, text = _read_toml(user)
         layer = Layer("user file", user, data)
         _check_unknown_keys(layer, text)
