@@ -220,7 +220,9 @@ def describe_error(error: BaseException, error_class: ErrorClass) -> str:
     reason = error_class.reason or type(error).__name__
     detail = str(error).strip()
     message = f"{reason}: {detail}" if detail and detail != reason else reason
-    return message[:2000]
+    # Redacted before it is cut: a cut through a key would leave a piece too short to
+    # be recognised as one.
+    return redact(message)[:2000]
 
 
 CONTEXT_PHRASES = (

@@ -239,12 +239,12 @@ def _stand_in(link: BaseException) -> BaseException:
     kind = _stand_in_type(type(link))
     try:
         # Made without the original's __init__, which may want a response or a body.
-        stand_in = kind.__new__(kind)  # type: ignore[call-overload]
+        stand_in = kind.__new__(kind)
     except Exception:
         kind = type(type(link).__name__, (RedactedError,), dict(vars(kind)))
         stand_in = kind.__new__(kind)
     stand_in.args = (text,)
-    stand_in._modelplug_text = text
+    stand_in._modelplug_text = text  # type: ignore[attr-defined]
     for name in _KEPT_ATTRIBUTES:
         value = getattr(link, name, None)
         if isinstance(value, int | str) and not isinstance(value, bool):
