@@ -531,7 +531,7 @@ def run_cli(
     )
 
 
-@pytest.mark.parametrize("how", ["whole", "json-escaped", "all-but-one", "scheme-token"])
+@pytest.mark.parametrize("how", ["json-escaped", "all-but-one", "scheme-token"])
 def test_the_modelplug_command_prints_no_secret(
     user_file: Path, wire_server: WireServer, planted_key: str, tmp_path: Path, how: str
 ) -> None:

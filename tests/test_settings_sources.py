@@ -174,7 +174,7 @@ def test_a_key_pasted_as_api_key_env_is_refused_without_printing_it(
         f'[providers.lab]\ntype = "openai-compatible"\nbase_url = "https://a.example/v1"\n'
         f'api_key_env = "{pasted}"\n'
     )
-    with pytest.raises(ConfigError, match="NAME of an environment variable") as caught:
+    with pytest.raises(ConfigError, match="must be the NAME of an") as caught:
         load_settings(user_path=user, environ={}, use_project=False)
     assert pasted not in str(caught.value)
     if len(pasted) >= 12:
