@@ -552,7 +552,12 @@ class Client:
     async def aclose(self) -> None:
         """Close the HTTP clients plugins opened on the running loop."""
         loop = asyncio.get_running_loop()
-        for http in self._http.pop(loop, {}).values():
+        # Emptied in place, not dropped: a thread's _ThreadLoop holds this same dict and
+        # must see what is opened on its loop later.
+        per_loop = self._http.get(loop, {})
+        opened = list(per_loop.values())
+        per_loop.clear()
+        for http in opened:
             closer = getattr(http, "aclose", None)
             if closer is not None:
                 await closer()
@@ -571,7 +576,8 @@ class Client:
             asyncio.run_coroutine_threadsafe(self.aclose(), bg_loop).result(timeout=10)
             bg_loop.call_soon_threadsafe(bg_loop.stop)
             thread.join(timeout=10)
-            bg_loop.close()
+            if not thread.is_alive():
+                bg_loop.close()
             self._background = None
 
     def __enter__(self) -> Client:
