@@ -100,6 +100,24 @@ def test_a_user_file_only_you_can_write_is_read(tmp_path: Path) -> None:
 
 
 @posix_only
+def test_a_user_file_a_shared_group_can_write_is_read_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import modelplug.settings
+
+    user = tmp_path / "config.toml"
+    user.write_text('model = "lab/m"\n')
+    user.chmod(0o664)
+    monkeypatch.setattr(modelplug.settings, "_group_is_shared", lambda gid: True)
+    settings, warned = load(user_path=user, environ={}, use_project=False)
+    assert settings.model == "lab/m"
+    assert any("not yours alone" in w and "chmod g-w" in w for w in warned)
+    monkeypatch.setattr(modelplug.settings, "_group_is_shared", lambda gid: False)
+    settings, warned = load(user_path=user, environ={}, use_project=False)
+    assert settings.model == "lab/m" and warned == []  # your own private group
+
+
+@posix_only
 def test_a_credentials_file_others_can_write_gives_no_key(tmp_path: Path) -> None:
     user = tmp_path / "config.toml"
     user.write_text("")

@@ -279,7 +279,15 @@ class Client:
         waiting: Awaitable[ModelInfo] | None = self.hook.modelplug_probe(route=route, client=self)
         if waiting is None:
             return None
-        return await waiting
+        failure: ModelplugError | None = None
+        try:
+            return await waiting
+        except ModelplugError as exc:
+            failure = exc
+        # Raised here, not in the except block, so it does not chain the raw original.
+        from .calls import clean_error
+
+        raise clean_error(failure)
 
     def probe(self, spec: str | None = None) -> ModelInfo | None:
         return self._run_sync(self.aprobe(spec))
