@@ -561,3 +561,30 @@ def test_the_modelplug_commands_json_outputs_hold_no_secret(
         outputs.add(f"{args} stdout", result.stdout)
         outputs.add(f"{args} stderr", result.stderr)
     assert outputs.leaks(planted_key, TOKEN) == []
+
+
+class BuggyResolver:
+    """A plugin with a bug that puts the key in the exception it raises."""
+
+    @hookimpl
+    def modelplug_resolve(
+        self, spec: str, settings: Settings, provider_type: str | None
+    ) -> Route | None:
+        key = settings.api_key("PLANTED_API_KEY", "buggy")
+        raise KeyError(f"no route for key {key}")
+
+
+def test_a_plugins_bug_holding_the_key_shows_no_key(
+    make_client: Callable[..., Client], planted_key: str
+) -> None:
+    from modelplug.errors import PluginError
+
+    client: Client = make_client(BuggyResolver(), environ={"PLANTED_API_KEY": planted_key})
+    with pytest.raises(PluginError) as caught:
+        client.resolve("buggy/m")
+    assert isinstance(caught.value.__cause__, KeyError)
+    assert caught.value.__context__ is None or isinstance(caught.value.__context__, KeyError)
+    outputs = Outputs()
+    outputs.add_error(caught.value)
+    assert "failed in modelplug_resolve" in str(caught.value)
+    assert outputs.leaks(planted_key) == []
