@@ -164,7 +164,7 @@ class PluginLoadError(ModelplugError):
 class PluginError(ModelplugError):
     """A plugin's hook implementation raised: a bug in that plugin, not a failure of
     the model or the provider. ``plugin`` and ``hook`` name it; ``__cause__`` is what it
-    raised."""
+    raised, as a redacted stand-in."""
 
     def __init__(self, plugin: str, hook: str, error: BaseException) -> None:
         self.plugin = plugin
@@ -189,7 +189,9 @@ class ModelError(ModelplugError):
 
     ``error_class`` says what kind of failure it was; ``route`` is where it went (no key
     in it); ``partial`` is the output already produced, as a Response, when any was;
-    ``__cause__`` is the original error.
+    ``__cause__`` is the original error as a redacted stand-in (an instance of a
+    subclass of its type, with its redacted message and status code only: see
+    :func:`modelplug.redact.clean_exception`) once the error leaves the client.
     """
 
     def __init__(
