@@ -452,7 +452,7 @@ class LeakyVendor:
         return self.run(key, request)
 
     async def run(self, key: str, request: Request) -> Any:
-        yield Notice(kind="info", message=f"using {key[:-1]}")
+        yield Notice(kind="info", message=f"using {key[:-1]}", details={"key": key})
         yield TextDelta(text="partial")
         if request.max_tokens == 1:
             yield Done(

@@ -79,7 +79,12 @@ async def guarded_stream(
             elif kind is ThinkingDelta:
                 thought.append(event.text)  # type: ignore[union-attr]
             elif kind is Notice:
-                event = event.model_copy(update={"message": redact(event.message)})  # type: ignore[union-attr]
+                event = event.model_copy(
+                    update={
+                        "message": redact(event.message),  # type: ignore[union-attr]
+                        "details": redact_data(event.details),  # type: ignore[union-attr]
+                    }
+                )
             yield event
     except ModelError as exc:
         if exc.partial is None:
