@@ -617,7 +617,7 @@ class _ThreadLoop:
     def __init__(self, loop: asyncio.AbstractEventLoop, http: dict[str, Any]) -> None:
         self.loop = loop
         self.http = http
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         # Set by close() while a call runs on the loop: the call's thread releases it
         # when the call ends, and the loop is not reused.
         self.closing = False
