@@ -120,7 +120,12 @@ class Client:
         self._http: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Any]] = (
             weakref.WeakKeyDictionary()
         )
+        # Each thread's private loop for the sync API, as a _ThreadLoop in a _ThreadSlot:
+        # a thread that ends drops its slot, which releases its loop; the weak set lets
+        # close() reach every thread's.
         self._local = threading.local()
+        self._thread_loops: weakref.WeakSet[_ThreadLoop] = weakref.WeakSet()
+        self._thread_loops_lock = threading.Lock()
         self._background: tuple[asyncio.AbstractEventLoop, threading.Thread] | None = None
         self._echo_noted = False
         self._declared: dict[str, list[tuple[Provider, str]]] | None = None
@@ -312,7 +317,15 @@ class Client:
         waiting: Awaitable[ModelInfo] | None = self.hook.modelplug_probe(route=route, client=self)
         if waiting is None:
             return None
-        return await waiting
+        failure: ModelplugError | None = None
+        try:
+            return await waiting
+        except ModelplugError as exc:
+            failure = exc
+        # Raised here, not in the except block, so it does not chain the raw original.
+        from .calls import clean_error
+
+        raise clean_error(failure)
 
     def probe(self, spec: str | None = None) -> ModelInfo | None:
         return self._run_sync(self.aprobe(spec))
@@ -451,13 +464,18 @@ class Client:
         assert response is not None
         return response
 
-    def _loop(self) -> asyncio.AbstractEventLoop:
-        loop: asyncio.AbstractEventLoop | None = getattr(self._local, "loop", None)
-        if loop is None or loop.is_closed():
+    def _thread_loop(self) -> _ThreadLoop:
+        slot: _ThreadSlot | None = getattr(self._local, "slot", None)
+        own = slot.own if slot is not None else None
+        if own is None or own.loop.is_closed() or own.closing:
             loop = asyncio.new_event_loop()
-            self._local.loop = loop
-            weakref.finalize(self, _close_loop, loop)
-        return loop
+            own = _ThreadLoop(loop, self._http.setdefault(loop, {}))
+            # The slot is referenced by the thread-local only (never by a frame that a
+            # traceback could keep), so it goes, and releases the loop, with its thread.
+            self._local.slot = _ThreadSlot(own)
+            with self._thread_loops_lock:
+                self._thread_loops.add(own)
+        return own
 
     def _iterate(self, make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
         try:
@@ -467,7 +485,8 @@ class Client:
         return self._iterate_in_background(make)
 
     def _iterate_here(self, make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
-        loop = self._loop()
+        own = self._thread_loop()
+        loop = own.loop
         ready: list[T] = []
         # Holds the future the consumer waits on, only while it waits: the pump's check
         # per event is then one truth test.
@@ -521,6 +540,9 @@ class Client:
                         loop.run_until_complete(task)
                     except BaseException:
                         pass
+                if own.closing:
+                    # close() ran on another thread during this call.
+                    own.release()
 
         return generate()
 
@@ -576,22 +598,32 @@ class Client:
     async def aclose(self) -> None:
         """Close the HTTP clients plugins opened on the running loop."""
         loop = asyncio.get_running_loop()
-        for http in self._http.pop(loop, {}).values():
+        # Emptied in place, not dropped: a thread's _ThreadLoop holds this same dict and
+        # must see what is opened on its loop later.
+        per_loop = self._http.get(loop, {})
+        opened = list(per_loop.values())
+        per_loop.clear()
+        for http in opened:
             closer = getattr(http, "aclose", None)
             if closer is not None:
                 await closer()
 
     def close(self) -> None:
-        """Close this thread's private loop, its HTTP clients and the background loop."""
-        loop: asyncio.AbstractEventLoop | None = getattr(self._local, "loop", None)
-        if loop is not None and not loop.is_closed():
-            loop.run_until_complete(self.aclose())
-            loop.close()
+        """Close every thread's private loop and the HTTP clients plugins opened on it,
+        and the background loop. A loop another thread is running a call on right now
+        is closed by that thread when its call ends."""
+        with self._thread_loops_lock:
+            owned = list(self._thread_loops)
+            self._thread_loops.clear()
+        for own in owned:
+            own.release()
         if self._background is not None:
             bg_loop, thread = self._background
             asyncio.run_coroutine_threadsafe(self.aclose(), bg_loop).result(timeout=10)
             bg_loop.call_soon_threadsafe(bg_loop.stop)
             thread.join(timeout=10)
+            if not thread.is_alive():
+                bg_loop.close()
             self._background = None
 
     def __enter__(self) -> Client:
@@ -633,6 +665,77 @@ def _example_model(client: Client, provider: str) -> str:
     return known.example if known is not None else "<model>"
 
 
-def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
-    if not loop.is_closed() and not loop.is_running():
+class _ThreadLoop:
+    """One thread's private event loop for the sync API, with the HTTP clients plugins
+    opened on it (the same dict :meth:`Client.async_http` fills for that loop).
+
+    Released by :meth:`Client.close`, or when its thread ends (see :class:`_ThreadSlot`),
+    or when the Client is collected. So however many threads come and go, what stays
+    open is bounded by the threads alive.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, http: dict[str, Any]) -> None:
+        self.loop = loop
+        self.http = http
+        self.lock = threading.RLock()
+        # Set by close() while a call runs on the loop: the call's thread releases it
+        # when the call ends, and the loop is not reused.
+        self.closing = False
+
+    def release(self) -> None:
+        """Close the HTTP clients and the loop, or, while a call runs on it, mark it for
+        the calling thread to close when that call ends."""
+        with self.lock:
+            loop = self.loop
+            if loop.is_closed():
+                return
+            if loop.is_running():
+                self.closing = True
+                return
+            _shut_down(loop, self.http)
+
+    def __del__(self) -> None:
+        try:
+            self.release()
+        except Exception:  # a finalizer must not raise
+            pass
+
+
+class _ThreadSlot:
+    """What a Client's thread-local holds for one thread: its _ThreadLoop. Only the
+    thread-local refers to it, so CPython drops it when the thread ends, in that thread,
+    and ``__del__`` releases the loop there (a traceback that keeps the _ThreadLoop
+    alive through a frame does not keep the slot)."""
+
+    def __init__(self, own: _ThreadLoop) -> None:
+        self.own = own
+
+    def __del__(self) -> None:
+        try:
+            self.own.release()
+        except Exception:  # a finalizer must not raise
+            pass
+
+
+def _shut_down(loop: asyncio.AbstractEventLoop, http: dict[str, Any]) -> None:
+    """Close ``http``'s clients on ``loop`` (which no thread is running), then the loop:
+    its selector and wake-up sockets."""
+    clients = list(http.values())
+    http.clear()
+
+    async def close_all() -> None:
+        for client in clients:
+            closer = getattr(client, "aclose", None)
+            if closer is not None:
+                try:
+                    await closer()
+                except Exception:  # closing what is left, best effort
+                    pass
+        # One more turn so transports run their connection_lost and close sockets.
+        await asyncio.sleep(0)
+
+    try:
+        loop.run_until_complete(close_all())
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
         loop.close()

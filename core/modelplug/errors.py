@@ -7,7 +7,7 @@ message never holds a secret: it passes through :func:`modelplug.redact.redact`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 from .redact import redact
 
@@ -94,6 +94,20 @@ class ModelplugError(Exception):
     def message(self) -> str:
         return str(self.args[0]) if self.args else ""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt without calling __init__ (subclasses take other arguments), from the
+        # redacted message and the attributes; chained causes are not pickled.
+        return (_rebuild, (type(self), self.args, dict(vars(self))))
+
+
+def _rebuild(
+    kind: type[ModelplugError], args: tuple[Any, ...], state: dict[str, Any]
+) -> ModelplugError:
+    error = kind.__new__(kind)
+    error.args = args
+    vars(error).update(state)
+    return error
+
 
 class ConfigError(ModelplugError):
     """A settings file or value is wrong. The message names the file, line and key."""
@@ -159,7 +173,7 @@ class PluginLoadError(ModelplugError):
 class PluginError(ModelplugError):
     """A plugin's hook implementation raised: a bug in that plugin, not a failure of
     the model or the provider. ``plugin`` and ``hook`` name it; ``__cause__`` is what it
-    raised."""
+    raised, as a redacted stand-in."""
 
     def __init__(self, plugin: str, hook: str, error: BaseException) -> None:
         self.plugin = plugin
@@ -218,7 +232,9 @@ class ModelError(ModelplugError):
 
     ``error_class`` says what kind of failure it was; ``route`` is where it went (no key
     in it); ``partial`` is the output already produced, as a Response, when any was;
-    ``__cause__`` is the original error.
+    ``__cause__`` is the original error as a redacted stand-in (an instance of a
+    subclass of its type, with its redacted message and status code only: see
+    :func:`modelplug.redact.clean_exception`) once the error leaves the client.
     """
 
     def __init__(
@@ -249,7 +265,9 @@ def describe_error(error: BaseException, error_class: ErrorClass) -> str:
     reason = error_class.reason or type(error).__name__
     detail = str(error).strip()
     message = f"{reason}: {detail}" if detail and detail != reason else reason
-    return message[:2000]
+    # Redacted before it is cut: a cut through a key would leave a piece too short to
+    # be recognised as one.
+    return redact(message)[:2000]
 
 
 CONTEXT_PHRASES = (

@@ -29,8 +29,11 @@ Streams
 
 Replay and secrets
     :func:`is_replayable`, :func:`replayable_blocks`, :func:`replayable_messages` (which
-    thinking and vendor blocks may go back to which model); :func:`redact` and
-    :func:`register_secret`.
+    thinking and vendor blocks may go back to which model); :func:`redact`,
+    :func:`redact_data` (every string of JSON-like data), :func:`register_secret` and
+    :func:`clean_exception` (an error whose chained causes hold nothing raw). Header
+    values: ``client.settings.provider_headers(route.provider)`` at send time (a
+    Route's ``endpoint.headers`` holds only the names).
 
 Structured output
     ``Request.output_schema`` (an :class:`~modelplug.types.OutputSchema`) reaches a
@@ -78,6 +81,7 @@ __all__ = [
     "check_base_url",
     "class_for_status",
     "classify_generic",
+    "clean_exception",
     "estimate_tokens",
     "estimated_usage",
     "find_policies",
@@ -91,6 +95,7 @@ __all__ = [
     "parse_retry_after",
     "read_options",
     "redact",
+    "redact_data",
     "register_secret",
     "repair_loose_json",
     "replayable_blocks",
@@ -148,6 +153,8 @@ _WHERE = {
     "replayable_blocks": "replay",
     "replayable_messages": "replay",
     "redact": "redact",
+    "redact_data": "redact",
+    "clean_exception": "redact",
     "register_secret": "redact",
     "Untranslatable": "schema_translate",
     "inline_refs": "schema_translate",
@@ -199,7 +206,7 @@ if TYPE_CHECKING:
     from .loose_json import parse_arguments, repair_loose_json
     from .options import read_options
     from .plugins import find_policies, hookimpl
-    from .redact import redact, register_secret
+    from .redact import clean_exception, redact, redact_data, register_secret
     from .replay import is_replayable, replayable_blocks, replayable_messages
     from .routes import Endpoint, ModelInfo, Price, Provider, Route
     from .schema_translate import (

@@ -305,9 +305,13 @@ class PluginHost:
             except ModelplugError:
                 raise
             except Exception as exc:
-                raise PluginError(impl.plugin_name, hook_name, exc) from exc
-            if result is not None:
-                return result, impl.plugin_name
+                failure = _plugin_error(impl.plugin_name, hook_name, exc)
+            else:
+                if result is not None:
+                    return result, impl.plugin_name
+                continue
+            # Raised outside the except block: it must not chain the raw exception.
+            raise failure
         return None, None
 
     def call_each(self, hook_name: str, kwargs: Mapping[str, Any]) -> list[tuple[Any, str]]:
@@ -320,9 +324,12 @@ class PluginHost:
             except ModelplugError:
                 raise
             except Exception as exc:
-                raise PluginError(impl.plugin_name, hook_name, exc) from exc
-            if result is not None:
-                out.append((result, impl.plugin_name))
+                failure = _plugin_error(impl.plugin_name, hook_name, exc)
+            else:
+                if result is not None:
+                    out.append((result, impl.plugin_name))
+                continue
+            raise failure
         return out
 
 
@@ -382,3 +389,16 @@ def _import_from(dotted: str, project: Any) -> ModuleType:
             if root in sys.path:
                 sys.path.remove(root)
     return importlib.import_module(dotted)
+
+
+def _plugin_error(plugin: str, hook: str, error: Exception) -> PluginError:
+    """The PluginError for ``error``, whose ``__cause__`` is ``error`` as a redacted
+    stand-in (see :func:`modelplug.redact.clean_exception`): a plugin's bug may hold
+    a key in its message or its attributes."""
+    from .redact import clean_exception
+
+    failure = PluginError(plugin, hook, error)
+    failure.__cause__ = error
+    failure.__suppress_context__ = True
+    clean_exception(failure)
+    return failure

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from modelplug.settings import Settings
 
-from .routes import endpoint_types
+from .routes import endpoint_types, settings_source
 
 if TYPE_CHECKING:
     import httpx2
@@ -101,9 +101,15 @@ def sdk_client(route: Route, client: Client, key: str | None) -> Any:
         http_client=http,
         max_retries=0,
         timeout=http_timeout(limits),
-        default_headers=dict(route.endpoint.headers) or None,
+        default_headers=_headers(route, client.settings) or None,
     )
     return sdk
+
+
+def _headers(route: Route, settings: Settings) -> dict[str, str]:
+    """The user's header values for the route, read now: a Route holds only names."""
+    source = settings_source(route.provider, route.endpoint.type, settings)
+    return settings.provider_headers(source) if source is not None else {}
 
 
 @functools.cache

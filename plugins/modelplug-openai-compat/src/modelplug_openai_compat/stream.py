@@ -310,7 +310,12 @@ async def stream_chat(
     url = f"{route.endpoint.base_url}/chat/completions"
     try:
         response = await http.send(
-            http.build_request("POST", url, content=payload, headers=request_headers(route, key)),
+            http.build_request(
+                "POST",
+                url,
+                content=payload,
+                headers=request_headers(route, key, settings=client.settings),
+            ),
             stream=True,
         )
     except httpx2.ConnectError:
