@@ -64,12 +64,15 @@ def _assistant(message: Message, target: str) -> dict[str, Any] | None:
                 arguments = repaired if isinstance(repaired, dict) else {}
             function = {"index": len(calls), "name": block.name, "arguments": arguments}
             calls.append({"id": block.id, "function": function})
-        elif isinstance(block, ThinkingBlock):
+        elif (
+            isinstance(block, ThinkingBlock)
+            and block.wire
+            and is_replayable(block, message, target)
+        ):
             # Only this model's own thinking goes back, as the field it came in.
-            if is_replayable(block, message, target) and block.wire:
-                thought = block.wire.get("thinking")
-                if isinstance(thought, str) and thought:
-                    thinking.append(thought)
+            thought = block.wire.get("thinking")
+            if isinstance(thought, str) and thought:
+                thinking.append(thought)
     if not text and not calls and not thinking:
         return None
     entry: dict[str, Any] = {"role": "assistant", "content": "".join(text)}

@@ -347,13 +347,18 @@ async def stream_chat(
                     fast = held is None
                 if acc.final is not None:
                     break
+            cut_line = False
             if acc.final is None:
                 for line in framer.close():
-                    # A last line without its newline.
-                    obj = acc.loads(line)
-                    if obj is not None:
-                        for event in acc.line(obj, line):
-                            yield event
+                    # A last line without its newline: whole (a server that ends on no
+                    # newline), or what a cut connection left of it.
+                    try:
+                        obj = json.loads(line)
+                    except ValueError:
+                        cut_line = True
+                        continue
+                    for event in acc.line(obj, line):
+                        yield event
         except httpx2.ReadTimeout:
             raise stream_broken(
                 route,
@@ -372,7 +377,8 @@ async def stream_chat(
         if acc.final is None:
             raise stream_broken(
                 route,
-                "the stream from Ollama ended before its final line (done: true)",
+                "the stream from Ollama ended before its final line (done: true)"
+                + ("; its last line was cut off" if cut_line else ""),
                 reason="the stream ended early",
                 partial=acc.partial(),
             )
