@@ -309,7 +309,7 @@ async def stream_chat(
         mode = route.info.text_tool_calls or "whole"
         held = client.held_text(tools, mode) if tools and mode != "off" else None
         acc.held = held
-        text = acc.text
+        append = acc.text.append
         framer = NDJSONFramer()
         feed = framer.feed
         # One scanner per stream (its memo is not shared); typeshed does not declare it.
@@ -335,7 +335,7 @@ async def stream_chat(
                             if obj["done"] is False and len(message) == 2 and "role" in message:
                                 content = message["content"]
                                 if type(content) is str and content:
-                                    text.append(content)
+                                    append(content)
                                     yield TextDelta.of(content)
                                     continue
                         except (KeyError, TypeError):
