@@ -135,3 +135,10 @@ def test_a_missing_key_fails_before_sending(ollama, wire):
     with pytest.raises(MissingKeyError, match="Set OLLAMA_PROXY_KEY to use the provider ollama"):
         ollama(api_key_env="OLLAMA_PROXY_KEY").complete("ollama/m", "hi")
     assert wire.requests == []
+
+
+def test_an_error_before_any_output_carries_no_partial(ollama, wire):
+    wire.lines([{"error": "an error was encountered while running the model"}])
+    error = failure(ollama())
+    assert error.error_class.kind == "transient"
+    assert error.partial is None

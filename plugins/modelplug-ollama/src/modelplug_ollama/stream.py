@@ -160,8 +160,11 @@ class Accumulator:
         thought = "".join(self.thinking)
         return ThinkingBlock(text="" if self.hide_thinking else thought, wire={"thinking": thought})
 
-    def partial(self) -> Response:
-        """What arrived before a failure: thinking, text and the calls complete so far."""
+    def partial(self) -> Response | None:
+        """What arrived before a failure: thinking, text and the calls complete so far
+        (None: nothing did)."""
+        if not self.text and not self.thinking and not self.calls:
+            return None
         content: list[Block] = []
         thinking = self.thinking_block()
         if thinking is not None:
