@@ -140,6 +140,7 @@ def test_modelplug_providers_declares_ollama_native_and_the_users_own(make_clien
 
 
 def test_with_openai_compat_installed_ollama_is_served_natively(make_client):
+    pytest.importorskip("modelplug_openai_compat")
     client = client_with(make_client, PLUGIN, "modelplug-openai-compat")
     route = client.resolve("ollama/qwen3:8b")
     assert route.plugin == PLUGIN
@@ -147,6 +148,7 @@ def test_with_openai_compat_installed_ollama_is_served_natively(make_client):
 
 
 def test_the_user_can_pin_ollama_to_the_openai_compatible_endpoint(make_client):
+    pytest.importorskip("modelplug_openai_compat")
     config = {"providers": {"ollama": {"type": "openai-compatible"}}}
     client = client_with(make_client, PLUGIN, "modelplug-openai-compat", config=config)
     route = client.resolve("ollama/qwen3:8b")
