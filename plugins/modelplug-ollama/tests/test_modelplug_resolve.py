@@ -65,6 +65,7 @@ def test_modelplug_resolve_names_no_model(make_client):
         ("http://localhost", "http://localhost:80"),
         ("https://localhost/ollama/", "https://localhost:443/ollama"),
         ('"localhost:11435"', "http://localhost:11435"),
+        ("ollama.com", "https://ollama.com:443"),
     ],
 )
 def test_modelplug_resolve_reads_ollama_host_as_ollama_does(make_client, value, url):

@@ -180,3 +180,9 @@ def test_extra_is_passed_through_and_its_options_merge(ollama, wire):
 def test_tool_choice_none_sends_no_tools(ollama, wire):
     body = sent(ollama, wire, "hi", tools=TOOLS, tool_choice="none")
     assert "tools" not in body
+
+
+def test_extra_options_that_are_not_a_table_are_refused_before_sending(ollama, wire):
+    with pytest.raises(RequestError, match="extra"):
+        ollama().complete("ollama/qwen3", "hi", extra={"options": 5})
+    assert wire.requests == []
