@@ -179,3 +179,19 @@ def test_a_whole_answer_in_one_unterminated_line_is_read(ollama, wire):
     response = ollama().complete("ollama/m", "hi")
     assert response.text == "whole"
     assert response.stop_reason == "end_turn"  # an Ollama that sends no done_reason
+
+
+def test_reading_stops_at_the_final_line_and_leaves_nothing_open(ollama, wire, caplog):
+    # Lines after done: true are not read; the body iterator is closed then, not left
+    # for the event loop to find when the client closes.
+    wire.lines(
+        [
+            {"message": {"role": "assistant", "content": "a"}, "done": False},
+            {"message": {"role": "assistant", "content": ""}, "done": True, "eval_count": 1},
+            {"message": {"role": "assistant", "content": "late"}, "done": False},
+        ]
+    )
+    client = ollama()
+    assert client.complete("ollama/m", "hi").text == "a"
+    client.close()
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []

@@ -301,6 +301,7 @@ async def stream_chat(
         raise stream_broken(
             route, f"the request to Ollama failed: {type(exc).__name__}", reason="connection lost"
         ) from None
+    chunks: AsyncIterator[bytes] | None = None
     try:
         if response.status_code >= 300:
             try:
@@ -319,8 +320,11 @@ async def stream_chat(
         # json.loads would add two regex matches and two Python frames per line.
         scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
         fast = False  # opens after the first line (read in full: it names the model)
+        # Kept, to be closed here: reading stops at the final line, and an iterator left
+        # open would be closed by the event loop later, or never.
+        chunks = response.aiter_bytes()
         try:
-            async for chunk in response.aiter_bytes():
+            async for chunk in chunks:
                 for line in feed(chunk):
                     try:
                         obj, end = scan(line, 0)
@@ -388,4 +392,7 @@ async def stream_chat(
         for event in acc.finish(len(payload)):
             yield event
     finally:
+        close = getattr(chunks, "aclose", None)
+        if close is not None:
+            await close()
         await response.aclose()
