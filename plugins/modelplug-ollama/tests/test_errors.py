@@ -142,3 +142,21 @@ def test_an_error_before_any_output_carries_no_partial(ollama, wire):
     error = failure(ollama())
     assert error.error_class.kind == "transient"
     assert error.partial is None
+
+
+def test_a_stalled_stream_is_transient_with_the_partial_output(ollama, wire):
+    first = b'{"message":{"role":"assistant","content":"slow"},"done":false}\n'
+    last = b'{"message":{"role":"assistant","content":""},"done":true}\n'
+    wire.server.add([first, (2.0, last)], path="/api/chat")
+    error = failure(ollama({"ollama": {"read_timeout": 0.3}}))
+    assert error.error_class.kind == "transient"
+    assert "read_timeout in [ollama]" in str(error)
+    assert error.partial is not None and error.partial.text == "slow"
+
+
+def test_a_wrong_option_is_a_config_error_naming_it(ollama, wire):
+    from modelplug import ConfigError
+
+    with pytest.raises(ConfigError, match=r"\[ollama\] read_timeout"):
+        ollama({"ollama": {"read_timeout": "soon"}}).complete("ollama/m", "hi")
+    assert wire.requests == []
