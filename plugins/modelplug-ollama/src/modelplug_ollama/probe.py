@@ -32,7 +32,6 @@ class Known:
     parameter: int | None = None  # "num_ctx" in the model's parameters (its Modelfile)
     loaded: int | None = None  # /api/ps context_length of the running model
     capabilities: tuple[str, ...] | None = None
-    family: str | None = None
 
     def can(self, capability: str) -> bool | None:
         return None if self.capabilities is None else capability in self.capabilities
@@ -88,13 +87,10 @@ def read_show(show: dict[str, Any]) -> Known:
         if isinstance(capabilities, list)
         else None
     )
-    details = show.get("details")
-    family = details.get("family") if isinstance(details, dict) else None
     return Known(
         trained=trained,
         parameter=_parameter_num_ctx(show.get("parameters")),
         capabilities=caps,
-        family=family if isinstance(family, str) and family else None,
     )
 
 
@@ -192,7 +188,6 @@ async def probe(route: Route, client: Client) -> ModelInfo:
             parameter=known.parameter,
             loaded=loaded,
             capabilities=known.capabilities,
-            family=known.family,
         )
     _remember(client, route, known)
     window = num_ctx_for(client, route, known)
