@@ -13,7 +13,7 @@ from modelplug.plugin import read_options
 
 if TYPE_CHECKING:
     import httpx2
-    from modelplug.plugin import Client, Route
+    from modelplug.plugin import Client, Route, Settings
 
 __all__ = ["HTTP_KEY", "SECTION", "Options", "request_headers", "shared_http"]
 
@@ -76,11 +76,12 @@ def shared_http(client: Client) -> tuple[httpx2.AsyncClient, Options]:
     return shared.http, shared.options
 
 
-def request_headers(route: Route, key: str | None) -> dict[str, str]:
+def request_headers(route: Route, key: str | None, settings: Settings) -> dict[str, str]:
     """What every request sends: JSON, the provider's configured headers (a proxy's
-    own), and the key as ``Authorization: Bearer`` when the provider names one."""
+    own; their values read from the user's settings now, since a route holds only
+    their names), and the key as ``Authorization: Bearer`` when the provider names one."""
     headers = {"content-type": "application/json", "accept": "application/x-ndjson"}
-    headers.update(route.endpoint.headers)
+    headers.update(settings.provider_headers(route.provider))
     if key:
         # One Authorization header: the key wins over a header of the same name.
         headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}

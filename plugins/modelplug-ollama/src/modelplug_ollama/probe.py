@@ -126,7 +126,7 @@ async def _get(
 
     http, _ = shared_http(client)
     key = client.settings.api_key(route.endpoint.api_key_env, route.provider, required=False)
-    headers = request_headers(route, key)
+    headers = request_headers(route, key, client.settings)
     headers["accept"] = "application/json"
     url = f"{route.endpoint.base_url}{path}"
     try:
