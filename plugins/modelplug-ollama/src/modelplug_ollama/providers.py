@@ -164,7 +164,8 @@ def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route |
         raise ConfigError(
             f"the spec {spec!r} names no model; write {provider}/<model>, e.g. {provider}/qwen3:8b"
         )
-    info = ModelInfo()
+    # Ollama's ``format`` takes a JSON schema for every model it serves.
+    info = ModelInfo(structured_output="native")
     if endpoint.local:
         info.price = Price(
             input=Decimal(0), output=Decimal(0), cache_read=Decimal(0), cache_write=Decimal(0)

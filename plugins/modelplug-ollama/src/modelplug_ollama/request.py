@@ -198,8 +198,10 @@ def build_body(
         options["stop"] = list(request.stop)
     if keep_alive is not None:
         body["keep_alive"] = keep_alive
-    # Structured output (``format``: "json" or a JSON schema) joins here when the
-    # structured-output issue adds it to Request.
+    if request.output_schema is not None:
+        # Native structured output: Ollama constrains decoding to the JSON schema (its
+        # grammar takes JSON Schema as it is, references included).
+        body["format"] = request.output_schema.json_schema
     extra = dict(request.extra)
     more = extra.pop("options", None)
     if isinstance(more, dict):
