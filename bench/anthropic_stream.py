@@ -156,8 +156,10 @@ class Server:
 
 def start_server(events: int) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
-        [sys.executable, __file__, "--serve", "--events", str(events)]
-        + ["--delta-chars", str(DELTA_CHARS), "--shape", SHAPE],
+        [
+            *(sys.executable, __file__, "--serve", "--events", str(events)),
+            *("--delta-chars", str(DELTA_CHARS), "--shape", SHAPE),
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
