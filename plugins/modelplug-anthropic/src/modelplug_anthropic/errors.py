@@ -100,9 +100,12 @@ def error_event(
     if not details and isinstance(error, str):
         text = error
     found = class_for_status(None, error_type=etype, text=text.lower())
-    if found is None:
-        kind = "bad_request" if etype == "invalid_request_error" else "other"
-        found = ErrorClass(kind=kind, reason=f"error event {etype or 'without a type'}")
+    if found is None and etype == "invalid_request_error":
+        found = ErrorClass(kind="bad_request", reason="bad request")
+    elif found is None:
+        # A type the table does not know (a proxy's "stream_error"): the server failed
+        # while answering, after a 200; the same request may well succeed again.
+        found = _transient(f"error event {etype or 'without a type'}")
     else:
         found = _in_anthropic_words(found)
     said = ": ".join(part for part in (etype, redact(text)[:500]) if part)

@@ -18,8 +18,11 @@ output. The rules (each one a real server's habit, see the plugin's README):
   server may send it only in message_delta);
 - the message is complete at ``message_stop``, or when the stream ends after a
   message_delta that gave the stop reason (gateways that leave message_stop out);
-- at ``max_tokens`` a tool call whose JSON is not whole is not returned as a call: it
-  is listed in ``Response.metadata["truncated_tool_calls"]`` with a Notice.
+- at ``max_tokens`` (or when its block never closed) a tool call whose JSON is not
+  whole is not returned as a call: it is listed in
+  ``Response.metadata["truncated_tool_calls"]`` with a Notice; a closed call whose JSON
+  is broken goes through the kit's one loose-JSON repair (the raw string when that
+  fails, as openai-compat does).
 """
 
 from __future__ import annotations
@@ -276,7 +279,9 @@ class MessageReader:
 
     def _message_stop(self, event: dict[str, Any]) -> list[Event]:
         still_open = [i for i, b in self.blocks.items() if not b.stopped]
-        if still_open:
+        if still_open and self.stop_reason is None:
+            # After a stop reason an open block is one the limit cut (max_tokens can
+            # leave a tool call's block without its content_block_stop).
             raise Problem(f"message_stop while block {still_open[0]} was still open")
         self.stopped = True
         return []
