@@ -65,7 +65,7 @@ def test_modelplug_stream_out_of_order_events_say_what_was_wrong(
     wire_server.add_file(recording("out_of_order.sse"))
     error, _ = failure(claude_client())
     assert error.kind == "transient"
-    assert "message_stop while block 1 was still open" in str(error)
+    assert "a content_block_start for block 1, expected 0" in str(error)
 
 
 @pytest.mark.parametrize(

@@ -329,7 +329,8 @@ def _search_view(block: Mapping[str, Any]) -> str | None:
     """A readable view of a server-tool block for display and for other providers."""
     kind = block.get("type")
     if kind == "server_tool_use":
-        query = (block.get("input") or {}).get("query")
+        given = block.get("input")
+        query = given.get("query") if isinstance(given, Mapping) else None
         return f"[{block.get('name')}: {query}]" if query else f"[{block.get('name')}]"
     if kind == "web_search_tool_result":
         content = block.get("content")

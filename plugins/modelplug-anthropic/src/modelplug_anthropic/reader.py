@@ -105,6 +105,21 @@ def _index(event: Mapping[str, Any]) -> int:
     return index
 
 
+def _check_start(index: int, start: dict[str, Any]) -> None:
+    """The fields of a started block that the Response is built from have their types."""
+    kind = start["type"]
+    if "input" in start and not isinstance(start["input"], dict):
+        raise Problem(f"a {kind} block {index} whose input is not an object")
+    citations = start.get("citations")
+    if citations is not None and not (
+        isinstance(citations, list) and all(isinstance(c, dict) for c in citations)
+    ):
+        raise Problem(f"a {kind} block {index} whose citations are not a list of objects")
+    signature = start.get("signature")
+    if signature is not None and not isinstance(signature, str):
+        raise Problem(f"a {kind} block {index} whose signature is not text")
+
+
 def _mapping(value: Any, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise Problem(f"{what} that is not a JSON object")
@@ -180,9 +195,13 @@ class MessageReader:
         index = _index(event)
         if index in self.blocks:
             raise Problem(f"a second content_block_start for block {index}")
+        if index != len(self.blocks):
+            # Blocks are numbered in order from 0: the order shown is the final order.
+            raise Problem(f"a content_block_start for block {index}, expected {len(self.blocks)}")
         start = _mapping(event.get("content_block"), "a content_block_start whose block is")
         if not isinstance(start.get("type"), str):
             raise Problem(f"a content_block_start for block {index} without a block type")
+        _check_start(index, start)
         block = self.blocks[index] = _Block(index, start)
         if block.kind == "tool_use":
             call_id, name = start.get("id"), start.get("name")
@@ -370,7 +389,12 @@ class MessageReader:
         }
         usage = Usage.from_anthropic(self.usage) if self.usage else None
         if usage is None:
-            got = sum(len(b.get("text") or b.get("thinking") or "") for b in content)
+            got = sum(
+                len(v)
+                for b in content
+                for k in ("text", "thinking")
+                if isinstance(v := b.get(k), str)
+            )
             usage = Usage(
                 input=estimate_tokens(self.sent_chars),
                 output=estimate_tokens(got),
