@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from modelplug.plugin import (
     ErrorClass,
+    ErrorKind,
     ModelError,
     class_for_status,
     classify_generic,
@@ -94,9 +95,10 @@ def error_event(
 ) -> StreamError:
     """An ``error`` event inside a 200 stream, classified by its error type."""
     error = payload.get("error")
-    details = error if isinstance(error, Mapping) else {}
-    etype = details.get("type") if isinstance(details.get("type"), str) else None
-    text = details.get("message") if isinstance(details.get("message"), str) else ""
+    details: Mapping[str, Any] = error if isinstance(error, Mapping) else {}
+    given_type, given_text = details.get("type"), details.get("message")
+    etype = given_type if isinstance(given_type, str) else None
+    text = given_text if isinstance(given_text, str) else ""
     if not details and isinstance(error, str):
         text = error
     found = class_for_status(None, error_type=etype, text=text.lower())
@@ -187,7 +189,7 @@ def _batch_error(error: BatchResultError) -> ErrorClass:
     if error.result == "errored":
         found = class_for_status(None, error_type=error.type, text=_text(error))
         if found is None:
-            kind = "bad_request" if error.type == "invalid_request_error" else "other"
+            kind: ErrorKind = "bad_request" if error.type == "invalid_request_error" else "other"
             return ErrorClass(kind=kind, reason=f"the batch request failed: {error.type}")
         return dataclasses.replace(found, reason=f"the batch request failed: {found.reason}")
     return BATCH_ENDINGS.get(error.result) or ErrorClass(

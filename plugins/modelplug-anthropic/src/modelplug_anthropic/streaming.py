@@ -196,7 +196,7 @@ def _replayed(route: Route, reader: MessageReader, whole: dict[str, Any], text: 
     if not isinstance(content, list):
         raise malformed(route, "a message without a content list", text)
     opening = {**whole, "content": []}
-    events = [{"type": "message_start", "message": opening}]
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": opening}]
     for index, block in enumerate(content):
         events.append({"type": "content_block_start", "index": index, "content_block": block})
         events.append({"type": "content_block_stop", "index": index})
