@@ -446,7 +446,7 @@ def read_directly(events: list[Any]) -> tuple[list[Event], Response | None, bool
     return [*shown, *before], response, False
 
 
-@relaxed(3000)
+@relaxed(800)
 @given(built_stream())
 def test_message_reader_built_streams_end_in_a_response_or_a_problem(events: list[Any]) -> None:
     shown, response, refused = read_directly(events)
