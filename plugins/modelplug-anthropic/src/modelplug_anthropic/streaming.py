@@ -79,8 +79,9 @@ async def stream_messages(
             text_block = reader.text_block
             sniffed = b""
             seen = 0  # events read
+            chunks = response.aiter_bytes()
             try:
-                async for chunk in response.aiter_bytes():
+                async for chunk in chunks:
                     if len(sniffed) < _SNIFF:
                         sniffed += chunk[:_SNIFF]
                     for name, data in feed(chunk):
@@ -131,6 +132,9 @@ async def stream_messages(
                     reason="connection lost",
                     partial=reader.partial(),
                 ) from None
+            finally:
+                # Closed here, not at garbage collection (after its loop may be gone).
+                await chunks.aclose()
             if not reader.complete:
                 raise _ended_early(route, reader, content_type, sniffed, seen)
         final, before = reader.finish()
