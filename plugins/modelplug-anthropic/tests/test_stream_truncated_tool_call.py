@@ -52,3 +52,18 @@ def test_modelplug_stream_broken_json_in_a_closed_call_is_kept_raw(
     # The repair never invents a value for a bare word: the raw string is kept.
     assert call.input == '{"location": "Paris", "unit": celsius}'
     assert "truncated_tool_calls" not in response.metadata
+
+
+def test_modelplug_stream_tool_block_that_never_closed_is_not_a_call(
+    claude_client: MakeClient, wire_server: WireServer, recording: Recording
+) -> None:
+    # The max_tokens recording with its stop reason changed: the cut block still never
+    # closed, so its call is still not returned.
+    data = recording("max_tokens_in_tool_json.sse").read_text().split("\n", 1)[1]
+    wire_server.add(data.replace('"stop_reason":"max_tokens"', '"stop_reason":"tool_use"'))
+    events = list(claude_client().stream(SPEC, "Write taxes.txt", tools=[MAKE_FILE]))
+    response = events[-1].response  # type: ignore[union-attr]
+    assert response.tool_calls == []
+    assert response.metadata["truncated_tool_calls"][0]["name"] == "make_file"
+    (notice,) = [e for e in events if isinstance(e, Notice)]
+    assert "never closed" in notice.message and "Raise max_tokens" not in notice.message

@@ -350,12 +350,13 @@ class MessageReader:
         if truncated:
             metadata["truncated_tool_calls"] = truncated
             names = ", ".join(str(t["name"] or "?") for t in truncated)
+            where = "the output hit max_tokens" if cut else "the call's block never closed"
             events.append(
                 Notice(
                     kind="truncated_tool_call",
-                    message=f"the output hit max_tokens inside the arguments of {names}; the "
-                    "call was not complete and is not returned as a tool call. Raise "
-                    "max_tokens.",
+                    message=f"{where} inside the arguments of {names}; the call was not "
+                    "complete and is not returned as a tool call."
+                    + (" Raise max_tokens." if cut else ""),
                 )
             )
         if repairs:
