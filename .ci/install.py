@@ -1,29 +1,86 @@
-"""Install core and every plugin under plugins/ (editable) into the running Python.
+"""Set up modelplug for development: a virtual environment with core and every plugin.
 
-tox runs this before the tests so that adding a plugin directory is all it takes for
-its tests to run; no list of plugins is kept by hand.
+    python3 .ci/install.py            # make or refresh .venv/ at the repository root
+    python .ci/install.py --here      # install into the running Python (what tox does)
+
+Without ``--here`` it creates ``.venv/`` (so Debian's externally managed Python is never
+touched), installs core and every plugin under ``plugins/`` editable with their test
+extras, and the tools the README's commands use (tox, build, uv). Adding a plugin
+directory is all it takes for its tests to run: no list of plugins is kept by hand.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import subprocess
 import sys
+import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv"
+TOOLS = ["tox>=4.11", "tox-uv>=1.11", "build>=1.2", "uv>=0.4"]
 
 
-def main() -> int:
-    targets = ["-e", str(ROOT)]
+def targets() -> list[str]:
+    """Core and every plugin, editable, each with its test extra."""
+    out = ["-e", f"{ROOT}[test]"]
     for plugin in sorted((ROOT / "plugins").glob("*/pyproject.toml")):
-        targets += ["-e", str(plugin.parent)]
-    if importlib.util.find_spec("pip") is None:
-        # Environments made by uv (tox-uv) come without pip; Python bundles one.
-        subprocess.check_call([sys.executable, "-m", "ensurepip", "--default-pip"])
-    command = [sys.executable, "-m", "pip", "install", "--quiet", *targets]
-    print("installing:", " ".join(t for t in targets if t != "-e"), flush=True)
-    return subprocess.call(command)
+        out += ["-e", f"{plugin.parent}[test]"]
+    return out
+
+
+def pip_install(python: Path | str, packages: list[str]) -> int:
+    print("installing:", " ".join(p for p in packages if p != "-e"), flush=True)
+    uv = VENV / "bin" / "uv"
+    if uv.exists() and Path(python) != VENV / "bin" / "python":
+        # tox's environments: uv from .venv installs in seconds what pip takes a minute for.
+        return subprocess.call(
+            [str(uv), "pip", "install", "--quiet", "--python", str(python), *packages]
+        )
+    return subprocess.call([str(python), "-m", "pip", "install", "--quiet", *packages])
+
+
+def ensure_pip(python: Path | str) -> None:
+    """Environments made by uv (tox-uv) come without pip; Python bundles one."""
+    probe = [str(python), "-c", "import pip"]
+    if subprocess.call(probe, stderr=subprocess.DEVNULL) != 0:
+        subprocess.check_call([str(python), "-m", "ensurepip", "--default-pip"])
+
+
+def make_venv() -> Path:
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        if importlib.util.find_spec("ensurepip") is None:
+            raise SystemExit(
+                "modelplug: this Python cannot make virtual environments (ensurepip is "
+                "missing); on Debian or Ubuntu run `apt-get install python3-venv`, then "
+                "run this command again"
+            )
+        print(f"creating {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    return python
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--here", action="store_true", help="install into this Python")
+    args = parser.parse_args(argv)
+    if args.here:
+        if not (VENV / "bin" / "uv").exists():
+            ensure_pip(sys.executable)
+        return pip_install(sys.executable, targets())
+    python = make_venv()
+    status = pip_install(python, ["--upgrade", "pip", *TOOLS])
+    status = status or pip_install(python, targets())
+    if status == 0:
+        print(
+            f"modelplug is installed in {VENV}: run `.venv/bin/modelplug ...` and "
+            "`.venv/bin/tox`, or `source .venv/bin/activate` first",
+            flush=True,
+        )
+    return status
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""The modelplug command: output and exit codes (0 ok, 1 model error, 2 usage error)."""
+"""The modelplug command: output and exit codes (0 ok, 1 the call failed, 2 what was
+given is wrong)."""
 
 from __future__ import annotations
 
@@ -33,11 +34,11 @@ def test_chat_reads_stdin(
     assert (code, out) == (0, "from stdin\n")
 
 
-def test_unknown_provider_exits_1_with_one_line(
+def test_unknown_provider_exits_2_with_one_line(
     modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = run(["chat", "-m", "nowhere/m", "hi"], capsys)
-    assert code == 1
+    assert code == 2
     assert out == ""
     assert err.count("\n") == 1 and "Unknown provider 'nowhere'" in err
     assert "Traceback" not in err

@@ -74,7 +74,7 @@ def test_unknown_provider_names_it_and_lists_installed_ones(make_client: Any) ->
     message = str(caught.value)
     assert "Unknown provider 'mistral'" in message
     assert "Installed providers: echo, scripted" in message
-    assert "pip install modelplug-mistral" in message
+    assert "pip install" not in message  # no distribution of that name exists
 
 
 def test_user_provider_of_an_unserved_type_says_so(

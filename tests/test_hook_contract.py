@@ -43,6 +43,7 @@ def test_hook_is_typed_and_documented(name: str) -> None:
     for parameter in sig.parameters:
         assert f":param {parameter}:" in doc, f"{name}: document {parameter}"
     assert ":return:" in doc
+    assert ".. versionadded::" in doc, f"{name}: say since which version it exists"
 
 
 @pytest.mark.parametrize("name", HOOKS)

@@ -89,7 +89,7 @@ def test_disabled_plugin_is_never_imported(
     client, _ = client_quietly()
     recorder = info(client, "modelplug-recorder")
     assert not recorder.enabled
-    assert recorder.reason == "disabled by the environment"
+    assert recorder.reason == "disabled by MODELPLUG_DISABLE"
     assert not installed.exists()
     assert "recorder_plugin" not in sys.modules
 
@@ -113,21 +113,19 @@ def test_project_file_toggles_and_later_layers_win(
     client, _ = client_quietly()
     recorder = info(client, "modelplug-recorder")
     assert recorder.enabled
-    assert recorder.reason.startswith("in the enable list of the project file")
+    assert recorder.reason.startswith("in the enable list [plugins] enable of the project file")
     assert not info(client, "modelplug-broken").enabled  # not in the project's allow-list
 
     monkeypatch.setenv("MODELPLUG_DISABLE", "recorder")
     client, _ = client_quietly()
-    assert info(client, "modelplug-recorder").reason == "disabled by the environment"
+    assert info(client, "modelplug-recorder").reason == "disabled by MODELPLUG_DISABLE"
 
     client, _ = client_quietly(enable=["recorder"])
     assert info(client, "modelplug-recorder").enabled
-    assert (
-        info(client, "modelplug-recorder").reason == "in the enable list of the explicit argument"
-    )
+    assert info(client, "modelplug-recorder").reason == "in the enable list Client(enable=...)"
 
     client, _ = client_quietly(enable=["recorder"], disable=["modelplug-recorder"])
-    assert info(client, "modelplug-recorder").reason == "disabled by the explicit argument"
+    assert info(client, "modelplug-recorder").reason == "disabled by Client(disable=...)"
 
 
 def test_modelplug_toml_is_a_project_file_too(installed: Path) -> None:
@@ -184,7 +182,7 @@ def test_listing_as_json_has_the_documented_fields(
     }
     assert by_name["modelplug-recorder"]["hooks"] == ["modelplug_providers"]
     assert by_name["modelplug-broken"]["enabled"] is False
-    assert by_name["modelplug-broken"]["reason"] == "disabled by the environment"
+    assert by_name["modelplug-broken"]["reason"] == "disabled by MODELPLUG_DISABLE"
     assert by_name["echo"]["source"] == "builtin"
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"
 
 _EXPORTS = {
     # client
@@ -36,6 +36,8 @@ _EXPORTS = {
     "UnknownProviderError": "errors",
     "RequestError": "errors",
     "NoProviderError": "errors",
+    "OutputTruncatedError": "errors",
+    "OutputValidationError": "errors",
     "PluginError": "errors",
     "PluginLoadError": "errors",
     "TextCallError": "errors",
@@ -58,6 +60,7 @@ _TYPES = [
     "ModelInfo",
     "Notice",
     "OpaqueBlock",
+    "OutputSchema",
     "ParsedText",
     "Price",
     "Provider",
@@ -147,6 +150,8 @@ if TYPE_CHECKING:
         ModelError,
         ModelplugError,
         NoProviderError,
+        OutputTruncatedError,
+        OutputValidationError,
         PluginError,
         PluginLoadError,
         RequestError,

@@ -8,6 +8,7 @@ is made and resolves a route, without calling a model, never imports them.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from .errors import ErrorClass, ModelError, ModelplugError, RequestError, describe_error
-from .redact import redact
+from .redact import clean_exception, redact, redact_data
 from .types import (
     Done,
     Event,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from .client import Client, EventCallback
     from .routes import Route
 
-__all__ = ["coerce_request", "dispatch", "guarded_stream"]
+__all__ = ["clean_error", "coerce_request", "dispatch", "guarded_stream"]
 
 log = logging.getLogger("modelplug")
 
@@ -55,14 +56,24 @@ async def guarded_stream(
 ) -> AsyncIterator[Event]:
     """:meth:`Client.astream`'s body: deltas, notices, then exactly one priced Done."""
     req = coerce_request(request, fields)
-    route = client.resolve(spec)
-    stream = client.open_stream(route, req)
+    if req.output_schema is not None:
+        from .structured import check_schema, structured_stream
+
+        check_schema(req.output_schema)
+        route = client.resolve(spec)
+        stream = structured_stream(client, route, req)
+    else:
+        route = client.resolve(spec)
+        stream = client.open_stream(route, req)
     # The guard lives inline (not in a nested generator): one async-generator layer
     # less per event on the hot path. It keeps what was shown (for a partial
     # Response), prices the Done, redacts notices and turns failures into ModelError.
     text: list[str] = []
     thought: list[str] = []
     done = False
+    # A failure is raised after the except blocks, not inside them: raised there it
+    # would chain the raw exception being handled as its __context__.
+    failure: ModelplugError | None = None
     try:
         async for event in stream:
             kind = type(event)
@@ -75,18 +86,23 @@ async def guarded_stream(
             elif kind is ThinkingDelta:
                 thought.append(event.text)  # type: ignore[union-attr]
             elif kind is Notice:
-                event = event.model_copy(update={"message": redact(event.message)})  # type: ignore[union-attr]
+                event = event.model_copy(
+                    update={
+                        "message": redact(event.message),  # type: ignore[union-attr]
+                        "details": redact_data(event.details),  # type: ignore[union-attr]
+                    }
+                )
             yield event
     except ModelError as exc:
         if exc.partial is None:
             # Named for the model that failed (a fallback's), not the one asked.
             exc.partial = _partial(exc.route or route, text, thought)
-        raise
+        failure = exc
     except (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt):
         raise
-    except ModelplugError:
+    except ModelplugError as exc:
         # A missing key, a bad setting, an exhausted script: not a model failure.
-        raise
+        failure = exc
     except Exception as exc:
         error_class = client.classify(exc, route)
         partial = getattr(exc, "partial", None)
@@ -95,13 +111,17 @@ async def guarded_stream(
         if not isinstance(partial, Response):
             partial = _partial(route, text, thought)
         message = describe_error(exc, error_class)
-        raise ModelError(message, error_class=error_class, route=route, partial=partial) from exc
+        failure = ModelError(message, error_class=error_class, route=route, partial=partial)
+        failure.__cause__ = exc
+        failure.__suppress_context__ = True
     finally:
         # Close the provider's stream now, not at garbage collection: an abort must
         # reach it while its HTTP client is still open (to cancel a batch, say).
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()
+    if failure is not None:
+        raise clean_error(failure)
     if not done:
         raise ModelError(
             f"the {route.provider} plugin ended its stream without a Done event",
@@ -111,11 +131,43 @@ async def guarded_stream(
         )
 
 
+def clean_error(error: ModelplugError) -> ModelplugError:
+    """``error`` holding no secret anywhere a caller may look: its chained causes (see
+    :func:`modelplug.redact.clean_exception`), and the attributes a plugin's error keeps
+    (a server's headers and body, the partial Response's metadata, the reason)."""
+    clean_exception(error)
+    for name, value in list(vars(error).items()):
+        if isinstance(value, Response):
+            cleaned: Any = _clean_response(value)
+        elif isinstance(value, ErrorClass):
+            reason = redact(value.reason)
+            cleaned = value if reason == value.reason else dataclasses.replace(value, reason=reason)
+        elif isinstance(value, Mapping) and not isinstance(value, dict):
+            cleaned = redact_data(dict(value))
+        else:
+            cleaned = redact_data(value)
+        if cleaned is not value:
+            setattr(error, name, cleaned)
+    return error
+
+
+def _clean_response(response: Response) -> Response:
+    """The Response with nothing secret in its metadata (a key a server echoed in an
+    unknown field or a header a plugin kept)."""
+    metadata = redact_data(response.metadata)
+    if metadata is response.metadata:
+        return response
+    return response.model_copy(update={"metadata": metadata})
+
+
 def _finish(client: Client, route: Route, response: Response) -> Response:
     answered = response.model or route.name
     updates: dict[str, Any] = {"model": answered}
     if response.message.model is None:
         updates["message"] = response.message.model_copy(update={"model": answered})
+    metadata = redact_data(response.metadata)
+    if metadata is not response.metadata:
+        updates["metadata"] = metadata
     if response.cost is None:
         priced = route if answered == route.name else _route_named(client, answered, route)
         cost = client.price(priced, response.usage, response.price_factor)

@@ -1,6 +1,8 @@
 """The ``modelplug`` command.
 
-Exit codes: 0 ok, 1 a model or provider error (one line, no traceback), 2 a usage error.
+Exit codes: 0 ok; 1 the call failed (the model or provider answered with an error, or a
+plugin broke); 2 what was given is wrong (the command line, a settings file, the spec,
+the request, a missing key). Errors are one line, never a traceback.
 Plugins add subcommands through the ``modelplug_cli_commands`` hook.
 """
 
@@ -17,11 +19,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .client import Client
-from .errors import ModelplugError, RequestError
+from .errors import (
+    ConfigError,
+    MissingKeyError,
+    ModelplugError,
+    RequestError,
+    UnknownProviderError,
+)
 from .redact import redact
-from .settings import ModelplugWarning, user_config_path
+from .settings import ModelplugWarning, load_settings, user_config_path
 
 if TYPE_CHECKING:
+    from .routes import Route
     from .types import Usage
 
 __all__ = ["build_parser", "main"]
@@ -34,6 +43,9 @@ def build_parser(client: Client | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="modelplug", description="A provider-neutral LLM client built on plugins."
     )
+    parser.add_argument(
+        "-V", "--version", action="store_true", help="print core's and each plugin's version"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     chat = sub.add_parser("chat", help="send a prompt and stream the reply")
@@ -44,6 +56,12 @@ def build_parser(client: Client | None) -> argparse.ArgumentParser:
     chat.add_argument("--effort", choices=["low", "medium", "high", "xhigh", "max"])
     chat.add_argument("--hide-thinking", action="store_true", help="do not show thinking")
     chat.add_argument("--usage", action="store_true", help="print tokens and cost to stderr")
+    chat.add_argument(
+        "--schema", metavar="FILE", help="a JSON Schema file: print the validated JSON answer"
+    )
+    chat.add_argument(
+        "--retries", type=int, default=1, help="with --schema: re-ask this often (default 1)"
+    )
     chat.set_defaults(handler=_chat)
 
     plugins = sub.add_parser("plugins", help="list plugins and why each is on or off")
@@ -78,15 +96,24 @@ def build_parser(client: Client | None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ModelplugWarning)
-        try:
-            client = Client()
-        except ModelplugError as exc:
+    if args_list[:1] in (["--version"], ["-V"]):
+        return _version()
+    warnings.showwarning = _show_warning
+    warnings.simplefilter("default", ModelplugWarning)
+    command = next((a for a in args_list if not a.startswith("-")), None)
+    if command == "trust":
+        # It is fixing exactly that: no "not trusted" warning while it does.
+        warnings.filterwarnings("ignore", message=".*is not trusted", category=ModelplugWarning)
+    try:
+        client = Client()
+    except ModelplugError as exc:
+        if command != "plugins":
             print(f"modelplug: {exc}", file=sys.stderr)
-            return 1
-    for warning in caught:
-        print(f"modelplug: warning: {redact(str(warning.message))}", file=sys.stderr)
+            return exit_code(exc)
+        # A broken settings file must not hide which plugins there are.
+        print(f"modelplug: {exc}", file=sys.stderr)
+        print("modelplug: listing plugins without the settings files", file=sys.stderr)
+        client = Client(settings=load_settings(user_path=Path(os.devnull), use_project=False))
     parser = build_parser(client)
     try:
         args = parser.parse_args(args_list)
@@ -99,12 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args, client)
         sys.stdout.flush()  # a closed pipe shows here, where it is handled
         return code
-    except RequestError as exc:
-        print(f"modelplug: {exc}", file=sys.stderr)
-        return 2
     except ModelplugError as exc:
         print(f"modelplug: {exc}", file=sys.stderr)
-        return 1
+        return exit_code(exc)
     except KeyboardInterrupt:
         print("modelplug: interrupted", file=sys.stderr)
         return 130
@@ -118,6 +142,40 @@ def main(argv: Sequence[str] | None = None) -> int:
             client.close()
         except RuntimeError:
             pass
+
+
+def exit_code(error: ModelplugError) -> int:
+    """The CLI's one rule: 2 when what you gave is wrong (the command line, a settings
+    file, the spec, the request, a missing key) and you must change it; 1 when the call
+    itself failed (the model or provider answered with an error, or a plugin broke)."""
+    wrong_input = (ConfigError, RequestError, MissingKeyError, UnknownProviderError)
+    return 2 if isinstance(error, wrong_input) else 1
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """Every warning as one line, in modelplug's style, with no Python source line."""
+    text = redact(str(message)).replace("\n", " ")
+    if not text.startswith("modelplug: warning: "):
+        text = f"modelplug: warning: {text}"
+    print(text, file=file or sys.stderr)
+
+
+def _version() -> int:
+    """Core's version and each installed plugin's."""
+    from importlib.metadata import entry_points, version
+
+    print(f"modelplug {version('modelplug')}")
+    for ep in sorted(entry_points(group="modelplug"), key=lambda e: e.name):
+        dist = ep.dist
+        print(f"{ep.name} {dist.version if dist is not None else 'unknown'}")
+    return 0
 
 
 # -- chat ------------------------------------------------------------------------------
@@ -140,6 +198,8 @@ def _chat(args: argparse.Namespace, client: Client) -> int:
         fields["max_tokens"] = args.max_tokens
     if args.effort or args.hide_thinking:
         fields["thinking"] = {"effort": args.effort, "hide": args.hide_thinking}
+    if args.schema:
+        return _chat_structured(args, client, prompt, fields)
     out = sys.stdout
     err = sys.stderr
     dim = err.isatty() and not os.environ.get("NO_COLOR")
@@ -165,6 +225,38 @@ def _chat(args: argparse.Namespace, client: Client) -> int:
         _write(out, "\n")
     if args.usage and response is not None:
         print(_usage_line(response.model or "", response.usage, response.cost), file=err)
+    return 0
+
+
+def _chat_structured(
+    args: argparse.Namespace, client: Client, prompt: str, fields: dict[str, Any]
+) -> int:
+    """``chat --schema``: the validated answer as JSON on stdout, notices on stderr."""
+    from .types import Notice
+
+    path = Path(args.schema)
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"--schema {path}: cannot read it ({exc.strerror})") from None
+    except ValueError as exc:
+        raise ConfigError(f"--schema {path}: not JSON ({exc})") from None
+
+    def notice(event: Any) -> None:
+        if isinstance(event, Notice):
+            print(f"modelplug: {event.message}", file=sys.stderr)
+
+    response = client.complete(
+        args.model,
+        prompt,
+        output_schema=schema,
+        output_retries=max(0, args.retries),
+        on_event=notice,
+        **fields,
+    )
+    print(json.dumps(response.parsed, indent=2, ensure_ascii=False))
+    if args.usage:
+        print(_usage_line(response.model or "", response.usage, response.cost), file=sys.stderr)
     return 0
 
 
@@ -221,12 +313,23 @@ def _plugins(args: argparse.Namespace, client: Client) -> int:
 # -- resolve ---------------------------------------------------------------------------
 
 
+def _alternatives(client: Client, route: Route) -> list[dict[str, str]]:
+    """The other plugins that declare the route's provider name, and their types."""
+    declared = client.declared_providers().get(route.provider, [])
+    return [
+        {"plugin": plugin, "type": entry.type}
+        for entry, plugin in declared
+        if plugin != route.plugin or entry.type != route.endpoint.type
+    ]
+
+
 def _resolve(args: argparse.Namespace, client: Client) -> int:
     route = client.resolve(args.spec)
     probed = None
     if args.probe:
         probed = client.probe(args.spec)
     data = route.public_dict()
+    data["alternatives"] = _alternatives(client, route)
     if args.probe:
         data["probe"] = probed.public_dict() if probed is not None else None
     if args.json:
@@ -234,7 +337,12 @@ def _resolve(args: argparse.Namespace, client: Client) -> int:
         return 0
     print(f"{route.name}  (from {route.spec!r}{', role ' + route.role if route.role else ''})")
     endpoint = route.endpoint
+    print(f"  served by: {route.plugin or 'unknown'}")
+    for other in data["alternatives"]:
+        print(f"  also declared by: {other['plugin']} (type {other['type']})")
     print(f"  endpoint: {endpoint.type} {endpoint.base_url or '(default)'}")
+    if endpoint.server:
+        print(f"  server: {endpoint.server}")
     if endpoint.api_key_env:
         print(f"  key variable: {endpoint.api_key_env}")
     info = route.info
@@ -248,6 +356,8 @@ def _resolve(args: argparse.Namespace, client: Client) -> int:
         p = info.price
         print(f"  price (USD/M): input {p.input} output {p.output} ({info.price_source})")
     for note in info.notes:
+        if probed is not None and "--probe" in note:
+            continue  # the probe ran: its answer is below
         print(f"  note: {note}")
     if args.probe:
         if probed is None:
@@ -287,9 +397,7 @@ def _price(args: argparse.Namespace, client: Client) -> int:
             if p.enabled and p.source != "builtin" and "modelplug_price" in p.hooks
         ]
         where = (
-            f"no pricing table knows it ({', '.join(tables)})"
-            if tables
-            else "no pricing plugin is enabled (pip install modelplug-prices)"
+            f"no pricing table knows it ({', '.join(tables)})" if tables else _no_pricing(client)
         )
         print(
             f"{route.name}: price unknown: {where}. Set one in your settings file, in USD "
@@ -306,6 +414,17 @@ def _price(args: argparse.Namespace, client: Client) -> int:
 
 
 # -- trust -----------------------------------------------------------------------------
+
+
+def _no_pricing(client: Client) -> str:
+    from .known_providers import PRICING_DISTRIBUTION
+
+    info = next((p for p in client.plugins() if p.name == PRICING_DISTRIBUTION), None)
+    if info is not None and not info.enabled:
+        return (
+            f"no pricing plugin is enabled ({PRICING_DISTRIBUTION} is installed but {info.reason})"
+        )
+    return f"no pricing plugin is enabled (pip install {PRICING_DISTRIBUTION})"
 
 
 def _trust(args: argparse.Namespace, client: Client) -> int:

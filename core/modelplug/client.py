@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
-import warnings
 import weakref
 from collections.abc import (
     AsyncIterator,
@@ -25,15 +24,22 @@ from pathlib import Path
 from queue import Queue
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .errors import ErrorClass, ModelError, ModelplugError, NoProviderError, UnknownProviderError
+from .errors import (
+    ConfigError,
+    ErrorClass,
+    ModelError,
+    ModelplugError,
+    NoProviderError,
+    UnknownProviderError,
+)
 from .plugins import PluginHost, PluginInfo
 from .routes import ModelInfo, Provider, Route
 from .settings import (
     BUILTIN_ROLES,
-    ModelplugWarning,
     Settings,
     load_settings,
     normalize_plugin_name,
+    warn,
 )
 
 if TYPE_CHECKING:
@@ -114,7 +120,12 @@ class Client:
         self._http: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Any]] = (
             weakref.WeakKeyDictionary()
         )
+        # Each thread's private loop for the sync API, as a _ThreadLoop in a _ThreadSlot:
+        # a thread that ends drops its slot, which releases its loop; the weak set lets
+        # close() reach every thread's.
         self._local = threading.local()
+        self._thread_loops: weakref.WeakSet[_ThreadLoop] = weakref.WeakSet()
+        self._thread_loops_lock = threading.Lock()
         self._background: tuple[asyncio.AbstractEventLoop, threading.Thread] | None = None
         self._echo_noted = False
         self._declared: dict[str, list[tuple[Provider, str]]] | None = None
@@ -174,10 +185,10 @@ class Client:
         known |= {normalize_plugin_name(p.name) for p in self.host.infos}
         for section in self.settings.options:
             if section not in known:
-                warnings.warn(
+                warn(
                     f"unknown settings section [{section}]: no installed plugin is named "
                     f"{section!r} (installed: {', '.join(sorted(known))})",
-                    ModelplugWarning,
+                    where=self.settings.source_of(section),
                     stacklevel=3,
                 )
 
@@ -227,9 +238,16 @@ class Client:
 
     def resolve(self, spec: str | None = None) -> Route:
         """Turn a spec, alias or role into a Route (no key in it)."""
-        asked = self.choose_model(spec)
+        asked = _checked_spec(self.choose_model(spec))
         concrete, role = self.expand(asked)
-        provider_name, slash, _ = concrete.partition("/")
+        concrete = _checked_spec(concrete)
+        provider_name, slash, model = concrete.partition("/")
+        if slash and not model:
+            example = _example_model(self, provider_name)
+            raise ConfigError(
+                f"the spec {concrete!r} names no model; write {provider_name}/<model id>, "
+                f"e.g. {provider_name}/{example}"
+            )
         provider_type = self.provider_type(provider_name) if slash else None
         found = self.host.call_first(
             "modelplug_resolve",
@@ -247,7 +265,9 @@ class Client:
                     note=f"the provider {provider!r} in your settings has type "
                     f"{defined.type!r}, which no enabled plugin serves",
                 )
-            raise UnknownProviderError(concrete, provider, self.providers())
+            raise UnknownProviderError(
+                concrete, provider, self.providers(), hint=self._install_hint(provider)
+            )
         catalog: ModelInfo | None = self.host.call_first(
             "modelplug_model_info", {"route": route, "settings": self.settings}
         )[0]
@@ -268,13 +288,44 @@ class Client:
             route, info=info, spec=asked, role=role, plugin=route.plugin or found[1]
         )
 
+    def _install_hint(self, provider: str | None) -> str | None:
+        """What to do about a provider nothing serves: the plugin that would serve it is
+        installed but off (and why), or which distribution to install."""
+        from .known_providers import KNOWN_PROVIDERS
+
+        known = KNOWN_PROVIDERS.get(provider or "")
+        if known is None:
+            return None
+        infos = {info.name: info for info in self.host.infos}
+        for distribution in known.distributions:
+            info = infos.get(distribution)
+            if info is not None and not info.enabled:
+                return (
+                    f"Its plugin {distribution} is installed but off ({info.reason}); "
+                    f"enable it there, or check `modelplug plugins`."
+                )
+        listing = ", ".join(self.providers()) or "none"
+        install = " or ".join(f"pip install {d}" for d in known.distributions)
+        return (
+            f"Installed providers: {listing}. Install the plugin that serves it ({install}), "
+            f"then use e.g. {provider}/{known.example}."
+        )
+
     async def aprobe(self, spec: str | None = None) -> ModelInfo | None:
         """Ask the server behind a route what it actually serves (None: cannot probe)."""
         route = self.resolve(spec)
         waiting: Awaitable[ModelInfo] | None = self.hook.modelplug_probe(route=route, client=self)
         if waiting is None:
             return None
-        return await waiting
+        failure: ModelplugError | None = None
+        try:
+            return await waiting
+        except ModelplugError as exc:
+            failure = exc
+        # Raised here, not in the except block, so it does not chain the raw original.
+        from .calls import clean_error
+
+        raise clean_error(failure)
 
     def probe(self, spec: str | None = None) -> ModelInfo | None:
         return self._run_sync(self.aprobe(spec))
@@ -413,13 +464,18 @@ class Client:
         assert response is not None
         return response
 
-    def _loop(self) -> asyncio.AbstractEventLoop:
-        loop: asyncio.AbstractEventLoop | None = getattr(self._local, "loop", None)
-        if loop is None or loop.is_closed():
+    def _thread_loop(self) -> _ThreadLoop:
+        slot: _ThreadSlot | None = getattr(self._local, "slot", None)
+        own = slot.own if slot is not None else None
+        if own is None or own.loop.is_closed() or own.closing:
             loop = asyncio.new_event_loop()
-            self._local.loop = loop
-            weakref.finalize(self, _close_loop, loop)
-        return loop
+            own = _ThreadLoop(loop, self._http.setdefault(loop, {}))
+            # The slot is referenced by the thread-local only (never by a frame that a
+            # traceback could keep), so it goes, and releases the loop, with its thread.
+            self._local.slot = _ThreadSlot(own)
+            with self._thread_loops_lock:
+                self._thread_loops.add(own)
+        return own
 
     def _iterate(self, make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
         try:
@@ -429,7 +485,8 @@ class Client:
         return self._iterate_in_background(make)
 
     def _iterate_here(self, make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
-        loop = self._loop()
+        own = self._thread_loop()
+        loop = own.loop
         ready: list[T] = []
         # Holds the future the consumer waits on, only while it waits: the pump's check
         # per event is then one truth test.
@@ -483,6 +540,9 @@ class Client:
                         loop.run_until_complete(task)
                     except BaseException:
                         pass
+                if own.closing:
+                    # close() ran on another thread during this call.
+                    own.release()
 
         return generate()
 
@@ -538,22 +598,32 @@ class Client:
     async def aclose(self) -> None:
         """Close the HTTP clients plugins opened on the running loop."""
         loop = asyncio.get_running_loop()
-        for http in self._http.pop(loop, {}).values():
+        # Emptied in place, not dropped: a thread's _ThreadLoop holds this same dict and
+        # must see what is opened on its loop later.
+        per_loop = self._http.get(loop, {})
+        opened = list(per_loop.values())
+        per_loop.clear()
+        for http in opened:
             closer = getattr(http, "aclose", None)
             if closer is not None:
                 await closer()
 
     def close(self) -> None:
-        """Close this thread's private loop, its HTTP clients and the background loop."""
-        loop: asyncio.AbstractEventLoop | None = getattr(self._local, "loop", None)
-        if loop is not None and not loop.is_closed():
-            loop.run_until_complete(self.aclose())
-            loop.close()
+        """Close every thread's private loop and the HTTP clients plugins opened on it,
+        and the background loop. A loop another thread is running a call on right now
+        is closed by that thread when its call ends."""
+        with self._thread_loops_lock:
+            owned = list(self._thread_loops)
+            self._thread_loops.clear()
+        for own in owned:
+            own.release()
         if self._background is not None:
             bg_loop, thread = self._background
             asyncio.run_coroutine_threadsafe(self.aclose(), bg_loop).result(timeout=10)
             bg_loop.call_soon_threadsafe(bg_loop.stop)
             thread.join(timeout=10)
+            if not thread.is_alive():
+                bg_loop.close()
             self._background = None
 
     def __enter__(self) -> Client:
@@ -573,6 +643,99 @@ class Client:
         return f"Client(model={self.default_model!r}, plugins={enabled})"
 
 
-def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
-    if not loop.is_closed() and not loop.is_running():
+def _checked_spec(spec: str) -> str:
+    """A spec without surrounding white space; one with white space inside, or nothing
+    left, is refused rather than resolved to a model named " "."""
+    stripped = spec.strip()
+    if not stripped or any(c.isspace() for c in stripped):
+        raise ConfigError(
+            f"the model spec {spec!r} is empty or holds white space; write provider/model, "
+            "e.g. anthropic/claude-sonnet-4-5"
+        )
+    return stripped
+
+
+def _example_model(client: Client, provider: str) -> str:
+    from .known_providers import KNOWN_PROVIDERS
+
+    for entry, _plugin in client.declared_providers().get(provider, []):
+        if entry.example:
+            return entry.example
+    known = KNOWN_PROVIDERS.get(provider)
+    return known.example if known is not None else "<model>"
+
+
+class _ThreadLoop:
+    """One thread's private event loop for the sync API, with the HTTP clients plugins
+    opened on it (the same dict :meth:`Client.async_http` fills for that loop).
+
+    Released by :meth:`Client.close`, or when its thread ends (see :class:`_ThreadSlot`),
+    or when the Client is collected. So however many threads come and go, what stays
+    open is bounded by the threads alive.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, http: dict[str, Any]) -> None:
+        self.loop = loop
+        self.http = http
+        self.lock = threading.RLock()
+        # Set by close() while a call runs on the loop: the call's thread releases it
+        # when the call ends, and the loop is not reused.
+        self.closing = False
+
+    def release(self) -> None:
+        """Close the HTTP clients and the loop, or, while a call runs on it, mark it for
+        the calling thread to close when that call ends."""
+        with self.lock:
+            loop = self.loop
+            if loop.is_closed():
+                return
+            if loop.is_running():
+                self.closing = True
+                return
+            _shut_down(loop, self.http)
+
+    def __del__(self) -> None:
+        try:
+            self.release()
+        except Exception:  # a finalizer must not raise
+            pass
+
+
+class _ThreadSlot:
+    """What a Client's thread-local holds for one thread: its _ThreadLoop. Only the
+    thread-local refers to it, so CPython drops it when the thread ends, in that thread,
+    and ``__del__`` releases the loop there (a traceback that keeps the _ThreadLoop
+    alive through a frame does not keep the slot)."""
+
+    def __init__(self, own: _ThreadLoop) -> None:
+        self.own = own
+
+    def __del__(self) -> None:
+        try:
+            self.own.release()
+        except Exception:  # a finalizer must not raise
+            pass
+
+
+def _shut_down(loop: asyncio.AbstractEventLoop, http: dict[str, Any]) -> None:
+    """Close ``http``'s clients on ``loop`` (which no thread is running), then the loop:
+    its selector and wake-up sockets."""
+    clients = list(http.values())
+    http.clear()
+
+    async def close_all() -> None:
+        for client in clients:
+            closer = getattr(client, "aclose", None)
+            if closer is not None:
+                try:
+                    await closer()
+                except Exception:  # closing what is left, best effort
+                    pass
+        # One more turn so transports run their connection_lost and close sockets.
+        await asyncio.sleep(0)
+
+    try:
+        loop.run_until_complete(close_all())
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
         loop.close()

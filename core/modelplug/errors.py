@@ -7,7 +7,7 @@ message never holds a secret: it passes through :func:`modelplug.redact.redact`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, get_args
 
 from .redact import redact
 
@@ -23,6 +23,8 @@ __all__ = [
     "ModelError",
     "ModelplugError",
     "NoProviderError",
+    "OutputTruncatedError",
+    "OutputValidationError",
     "PluginError",
     "PluginLoadError",
     "RequestError",
@@ -92,6 +94,20 @@ class ModelplugError(Exception):
     def message(self) -> str:
         return str(self.args[0]) if self.args else ""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt without calling __init__ (subclasses take other arguments), from the
+        # redacted message and the attributes; chained causes are not pickled.
+        return (_rebuild, (type(self), self.args, dict(vars(self))))
+
+
+def _rebuild(
+    kind: type[ModelplugError], args: tuple[Any, ...], state: dict[str, Any]
+) -> ModelplugError:
+    error = kind.__new__(kind)
+    error.args = args
+    vars(error).update(state)
+    return error
+
 
 class ConfigError(ModelplugError):
     """A settings file or value is wrong. The message names the file, line and key."""
@@ -107,32 +123,39 @@ class MissingKeyError(ModelplugError):
 
 
 class UnknownProviderError(ModelplugError):
-    """No plugin serves the provider a spec names."""
+    """No enabled plugin serves the provider a spec names. ``hint`` says what to do:
+    which setting switched the serving plugin off, or which distribution to install."""
 
     def __init__(
-        self, spec: str, provider: str | None, installed: list[str], note: str | None = None
+        self,
+        spec: str,
+        provider: str | None,
+        installed: list[str],
+        note: str | None = None,
+        hint: str | None = None,
     ) -> None:
         self.spec = spec
         self.provider = provider
         self.installed = installed
+        self.hint = hint
         listing = ", ".join(installed) or "none"
         if note:
-            hint = (
+            message = (
                 f"Cannot resolve {spec!r}: {note}. Installed providers: {listing}. "
                 "Install or enable the plugin for that type (see `modelplug plugins`)."
             )
         elif provider:
-            hint = (
-                f"Unknown provider {provider!r} in {spec!r}. Installed providers: {listing}. "
-                f"Install the plugin that serves it (e.g. pip install modelplug-{provider}) "
-                "or define it in your user settings file under [providers]."
+            message = f"Unknown provider {provider!r} in {spec!r}. " + (
+                hint
+                or f"Installed providers: {listing}. No known plugin serves it: define it "
+                "in your user settings file under [providers], or install its plugin."
             )
         else:
-            hint = (
+            message = (
                 f"No plugin resolves the model {spec!r}. Name it as provider/model; "
                 f"installed providers: {listing}."
             )
-        super().__init__(hint)
+        super().__init__(message)
 
 
 class NoProviderError(ModelplugError):
@@ -150,7 +173,7 @@ class PluginLoadError(ModelplugError):
 class PluginError(ModelplugError):
     """A plugin's hook implementation raised: a bug in that plugin, not a failure of
     the model or the provider. ``plugin`` and ``hook`` name it; ``__cause__`` is what it
-    raised."""
+    raised, as a redacted stand-in."""
 
     def __init__(self, plugin: str, hook: str, error: BaseException) -> None:
         self.plugin = plugin
@@ -166,6 +189,40 @@ class TextCallError(ModelplugError, ValueError):
     """A text-tool-call reader met input it cannot handle (a bad mode, say)."""
 
 
+class OutputValidationError(ModelplugError):
+    """A structured answer is not JSON or does not fit the schema (after every re-ask).
+
+    ``raw`` is the answer as the model wrote it, ``errors`` what is wrong with it (one
+    line each, with the path), ``response`` the last Response (usage, model), and
+    ``attempts`` how many answers were asked for.
+    """
+
+    def __init__(
+        self, problem: str, *, raw: str, errors: list[str], response: Response | None = None
+    ) -> None:
+        self.raw = raw
+        self.errors = errors
+        self.response = response
+        self.attempts = 1
+        shown = "; ".join(errors[:5]) + (
+            f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        )
+        super().__init__(f"{problem}: {shown}")
+
+
+class OutputTruncatedError(OutputValidationError):
+    """A structured answer was cut at max_tokens inside its JSON: never repaired into an
+    object. Raise ``max_tokens`` and ask again."""
+
+    def __init__(self, raw: str, response: Response | None = None) -> None:
+        super().__init__(
+            "the answer was cut at max_tokens inside its JSON (raise max_tokens)",
+            raw=raw,
+            errors=["truncated at max_tokens"],
+            response=response,
+        )
+
+
 class ScriptExhaustedError(ModelplugError):
     """The fake model was asked for more responses than its script holds."""
 
@@ -175,7 +232,9 @@ class ModelError(ModelplugError):
 
     ``error_class`` says what kind of failure it was; ``route`` is where it went (no key
     in it); ``partial`` is the output already produced, as a Response, when any was;
-    ``__cause__`` is the original error.
+    ``__cause__`` is the original error as a redacted stand-in (an instance of a
+    subclass of its type, with its redacted message and status code only: see
+    :func:`modelplug.redact.clean_exception`) once the error leaves the client.
     """
 
     def __init__(
@@ -206,7 +265,9 @@ def describe_error(error: BaseException, error_class: ErrorClass) -> str:
     reason = error_class.reason or type(error).__name__
     detail = str(error).strip()
     message = f"{reason}: {detail}" if detail and detail != reason else reason
-    return message[:2000]
+    # Redacted before it is cut: a cut through a key would leave a piece too short to
+    # be recognised as one.
+    return redact(message)[:2000]
 
 
 CONTEXT_PHRASES = (

@@ -11,9 +11,12 @@ so a reader can resume where it stopped instead of re-reading the text.
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .types import ParsedText, ToolSpec, ToolUseBlock
+
+if TYPE_CHECKING:
+    from .hook_types import HookRelay
 
 __all__ = ["HeldText"]
 
@@ -26,7 +29,7 @@ class HeldText:
     :param mode: the model's text-tool-call mode (``whole``, ``lines``, ``off``, ...).
     """
 
-    def __init__(self, hook: Any, tools: list[ToolSpec], mode: str | None) -> None:
+    def __init__(self, hook: HookRelay, tools: list[ToolSpec], mode: str | None) -> None:
         self._hook = hook
         self._tools = tools
         self._mode = mode or "whole"

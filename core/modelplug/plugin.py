@@ -29,8 +29,18 @@ Streams
 
 Replay and secrets
     :func:`is_replayable`, :func:`replayable_blocks`, :func:`replayable_messages` (which
-    thinking and vendor blocks may go back to which model); :func:`redact` and
-    :func:`register_secret`.
+    thinking and vendor blocks may go back to which model); :func:`redact`,
+    :func:`redact_data` (every string of JSON-like data), :func:`register_secret` and
+    :func:`clean_exception` (an error whose chained causes hold nothing raw). Header
+    values: ``client.settings.provider_headers(route.provider)`` at send time (a
+    Route's ``endpoint.headers`` holds only the names).
+
+Structured output
+    ``Request.output_schema`` (an :class:`~modelplug.types.OutputSchema`) reaches a
+    provider only in native mode; map it to the API's own field. :func:`openai_strict`
+    and :func:`inline_refs` translate a schema to what an API
+    accepts, raising :class:`Untranslatable` rather than changing its meaning;
+    :func:`undo_strict` reads a strict answer back.
 
 Policies
     :func:`find_policies` (the policies of one kind registered on a client, so a policy
@@ -67,20 +77,25 @@ __all__ = [
     "Settings",
     "TextCallError",
     "UnknownProviderError",
+    "Untranslatable",
     "check_base_url",
     "class_for_status",
     "classify_generic",
+    "clean_exception",
     "estimate_tokens",
     "estimated_usage",
     "find_policies",
     "hookimpl",
     "hookspec",
+    "inline_refs",
     "is_loopback_url",
     "is_replayable",
+    "openai_strict",
     "parse_arguments",
     "parse_retry_after",
     "read_options",
     "redact",
+    "redact_data",
     "register_secret",
     "repair_loose_json",
     "replayable_blocks",
@@ -88,6 +103,7 @@ __all__ = [
     "retry_after_from_headers",
     "retry_after_of",
     "status_of",
+    "undo_strict",
     "warn",
 ]
 
@@ -137,7 +153,13 @@ _WHERE = {
     "replayable_blocks": "replay",
     "replayable_messages": "replay",
     "redact": "redact",
+    "redact_data": "redact",
+    "clean_exception": "redact",
     "register_secret": "redact",
+    "Untranslatable": "schema_translate",
+    "inline_refs": "schema_translate",
+    "openai_strict": "schema_translate",
+    "undo_strict": "schema_translate",
 }
 
 
@@ -184,9 +206,15 @@ if TYPE_CHECKING:
     from .loose_json import parse_arguments, repair_loose_json
     from .options import read_options
     from .plugins import find_policies, hookimpl
-    from .redact import redact, register_secret
+    from .redact import clean_exception, redact, redact_data, register_secret
     from .replay import is_replayable, replayable_blocks, replayable_messages
     from .routes import Endpoint, ModelInfo, Price, Provider, Route
+    from .schema_translate import (
+        Untranslatable,
+        inline_refs,
+        openai_strict,
+        undo_strict,
+    )
     from .settings import (
         ModelplugWarning,
         ProviderSettings,

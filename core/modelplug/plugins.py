@@ -12,21 +12,21 @@ import importlib
 import inspect
 import os
 import sys
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import pluggy
 
 from . import hookspecs
 from .errors import ModelplugError, PluginError, PluginLoadError
-from .settings import ModelplugWarning, PluginToggles, Settings, normalize_plugin_name
+from .settings import PluginToggles, Settings, normalize_plugin_name, warn
 
 if TYPE_CHECKING:
     from .client import Client
+    from .hook_types import HookRelay
 
 __all__ = ["PluginHost", "PluginInfo", "find_policies", "hookimpl"]
 
@@ -109,27 +109,50 @@ class PluginHost:
         self._register_local()
         for obj in objects:
             self.add(obj)
+        if entry_points:
+            self.warn_unknown_toggles()
 
     @property
-    def hook(self) -> Any:
-        return self.pm.hook
+    def hook(self) -> HookRelay:
+        """The hooks, typed as pluggy calls them (see :mod:`modelplug.hook_types`)."""
+        return cast("HookRelay", self.pm.hook)
 
     # -- toggles ---------------------------------------------------------------------
 
     def decide(self, name: str, source: Source) -> tuple[bool, str]:
-        """Whether a plugin is enabled, and which setting decided it."""
+        """Whether a plugin is enabled, and which setting decided it.
+
+        Core's built-ins are never cut by an allow-list, nor are a project's own local
+        plugins (listing one in ``local = [...]`` is the project asking for it); a
+        ``disable`` list still switches either off.
+        """
         short = normalize_plugin_name(name)
         enabled, reason = True, "enabled by default"
         for where, toggles in self._toggles:
             allow = toggles.enable
-            if allow is not None and source != "builtin":
+            if allow is not None and source not in ("builtin", "local"):
+                setting = _setting(where, "enable")
                 if short in {normalize_plugin_name(n) for n in allow}:
-                    enabled, reason = True, f"in the enable list of the {where}"
+                    enabled, reason = True, f"in the enable list {setting}"
                 else:
-                    enabled, reason = False, f"not in the enable list of the {where}"
+                    enabled, reason = False, f"not in the enable list {setting}"
             if short in {normalize_plugin_name(n) for n in toggles.disable}:
-                enabled, reason = False, f"disabled by the {where}"
+                enabled, reason = False, f"disabled by {_setting(where, 'disable')}"
         return enabled, reason
+
+    def warn_unknown_toggles(self) -> None:
+        """A name in an enable or disable list that is no plugin here is a typo until
+        proven otherwise: say so, naming the plugins there are."""
+        known = {normalize_plugin_name(i.name) for i in self.infos}
+        listing = ", ".join(sorted(i.name for i in self.infos if i.source != "builtin"))
+        for where, toggles in self._toggles:
+            for kind, names in (("enable", toggles.enable or []), ("disable", toggles.disable)):
+                for unknown in [n for n in names if normalize_plugin_name(n) not in known]:
+                    warn(
+                        f"{_setting(where, kind)} names {unknown!r}, which is not an "
+                        f"installed plugin (installed: {listing or 'none'})",
+                        stacklevel=5,
+                    )
 
     # -- registration ------------------------------------------------------------------
 
@@ -180,10 +203,9 @@ class PluginHost:
             if not trusted:
                 info.enabled = False
                 info.reason = f"project {project} is not trusted"
-                warnings.warn(
+                warn(
                     f"skipped the project-local plugin {dotted!r}: the project {project} is "
                     f"not trusted. Run `modelplug trust {project}` to load its plugins.",
-                    ModelplugWarning,
                     stacklevel=4,
                 )
                 continue
@@ -253,11 +275,7 @@ class PluginHost:
         message = f"skipped the plugin {info.name!r}: {info.error}"
         if self.strict:
             raise PluginLoadError(message + " (MODELPLUG_STRICT_PLUGINS=1)") from exc
-        warnings.warn(
-            message + " (set MODELPLUG_STRICT_PLUGINS=1 to make this fatal)",
-            ModelplugWarning,
-            stacklevel=4,
-        )
+        warn(message + " (set MODELPLUG_STRICT_PLUGINS=1 to make this fatal)", stacklevel=4)
 
     # -- queries -----------------------------------------------------------------------
 
@@ -287,9 +305,13 @@ class PluginHost:
             except ModelplugError:
                 raise
             except Exception as exc:
-                raise PluginError(impl.plugin_name, hook_name, exc) from exc
-            if result is not None:
-                return result, impl.plugin_name
+                failure = _plugin_error(impl.plugin_name, hook_name, exc)
+            else:
+                if result is not None:
+                    return result, impl.plugin_name
+                continue
+            # Raised outside the except block: it must not chain the raw exception.
+            raise failure
         return None, None
 
     def call_each(self, hook_name: str, kwargs: Mapping[str, Any]) -> list[tuple[Any, str]]:
@@ -302,9 +324,12 @@ class PluginHost:
             except ModelplugError:
                 raise
             except Exception as exc:
-                raise PluginError(impl.plugin_name, hook_name, exc) from exc
-            if result is not None:
-                out.append((result, impl.plugin_name))
+                failure = _plugin_error(impl.plugin_name, hook_name, exc)
+            else:
+                if result is not None:
+                    out.append((result, impl.plugin_name))
+                continue
+            raise failure
         return out
 
 
@@ -334,6 +359,15 @@ def _async_defs(pm: pluggy.PluginManager, plugin: object) -> list[str]:
     return wrong
 
 
+def _setting(where: str, kind: str) -> str:
+    """The setting a toggle came from, as a user would look for it."""
+    if where == "environment":
+        return "MODELPLUG_PLUGINS" if kind == "enable" else "MODELPLUG_DISABLE"
+    if where == "explicit argument":
+        return f"Client({kind}=...)"
+    return f"[plugins] {kind} of the {where}"
+
+
 def _entry_points() -> list[metadata.EntryPoint]:
     seen: set[str] = set()
     out = []
@@ -355,3 +389,16 @@ def _import_from(dotted: str, project: Any) -> ModuleType:
             if root in sys.path:
                 sys.path.remove(root)
     return importlib.import_module(dotted)
+
+
+def _plugin_error(plugin: str, hook: str, error: Exception) -> PluginError:
+    """The PluginError for ``error``, whose ``__cause__`` is ``error`` as a redacted
+    stand-in (see :func:`modelplug.redact.clean_exception`): a plugin's bug may hold
+    a key in its message or its attributes."""
+    from .redact import clean_exception
+
+    failure = PluginError(plugin, hook, error)
+    failure.__cause__ = error
+    failure.__suppress_context__ = True
+    clean_exception(failure)
+    return failure

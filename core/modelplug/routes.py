@@ -16,9 +16,13 @@ from typing import Any, Literal
 
 from .records import to_decimal
 
-__all__ = ["Endpoint", "ModelInfo", "Price", "Provider", "Route", "TextCallMode"]
+__all__ = ["Endpoint", "ModelInfo", "Price", "Provider", "Route", "StructuredMode", "TextCallMode"]
 
 TextCallMode = Literal["whole", "lines", "off"] | str
+# How a model can answer in a JSON Schema: the provider constrains decoding to it
+# (native), a single forced tool whose input is the object (tool), or the schema in the
+# system prompt (prompt). "unknown": core picks tool when the model has tools, else prompt.
+StructuredMode = Literal["native", "tool", "prompt", "unknown"]
 
 
 @dataclass(kw_only=True)
@@ -53,6 +57,7 @@ class ModelInfo:
     thinking: Literal["always", "optional", "never"] | None = None
     text_tool_calls: TextCallMode | None = None
     reasoning_dialect: str | None = None
+    structured_output: StructuredMode | None = None
     price: Price | None = None
     price_source: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -73,10 +78,19 @@ class ModelInfo:
         return data
 
 
+HEADER_MASK = "***"
+
+
 @dataclass(kw_only=True)
 class Endpoint:
     """Where and how to reach a provider. Holds the *name* of the key variable, never
-    the key. Header values are masked in the repr and in :meth:`public_dict`.
+    the key, and the *names* of the provider's headers, never their values.
+
+    ``headers`` maps each header name the user's settings give the provider to
+    ``"***"``, whatever values it is built with: a Route is printed, logged, pickled,
+    stored as JSON (``TypeAdapter(Route)``, ``dataclasses.asdict``) and carried by every
+    error, so it holds no secret at all. A plugin reads the values when it sends a
+    request, as it reads the key: ``client.settings.provider_headers(route.provider)``.
     """
 
     type: str
@@ -90,13 +104,13 @@ class Endpoint:
     # user named ``lab``. None when unknown or when the type says it all.
     server: str | None = None
 
-    def __repr__(self) -> str:
-        shown = {**_plain(self), "headers": dict.fromkeys(self.headers, "***")}
-        return f"Endpoint({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
+    def __post_init__(self) -> None:
+        self.headers = dict.fromkeys(self.headers, HEADER_MASK)
 
     def public_dict(self) -> dict[str, Any]:
-        """A dump safe to print: header values masked."""
-        return {**_plain(self), "headers": dict.fromkeys(self.headers, "***")}
+        """A dump safe to print (header values are masked in every dump)."""
+        data: dict[str, Any] = _plain(self)
+        return data
 
 
 @dataclass(kw_only=True)

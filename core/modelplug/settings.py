@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import stat
 import tomllib
 import warnings
@@ -21,8 +22,8 @@ from urllib.parse import urlsplit
 
 from .errors import ConfigError, MissingKeyError
 from .records import TableError, field_names, from_table
-from .redact import register_secret
-from .routes import Price, TextCallMode
+from .redact import redact, register_secret
+from .routes import Price, StructuredMode, TextCallMode
 
 __all__ = [
     "Layer",
@@ -32,9 +33,12 @@ __all__ = [
     "ProviderSettings",
     "Settings",
     "check_base_url",
+    "check_key_variable",
     "is_loopback_url",
     "load_settings",
+    "looks_like_variable_name",
     "normalize_plugin_name",
+    "project_search_dirs",
     "user_config_path",
     "warn",
 ]
@@ -92,6 +96,7 @@ class ModelSettings:
     text_tool_calls: TextCallMode | None = None
     reasoning_dialect: str | None = None
     supports_tools: bool | None = None
+    structured_output: StructuredMode | None = None
 
 
 @dataclass(kw_only=True)
@@ -150,6 +155,13 @@ def check_base_url(url: str, *, allow_insecure_http: bool = False, provider: str
         )
     if not parts.hostname:
         raise ConfigError(f"base_url{who} has no host")
+    secret_names = [name for name in _query_names(parts.query) if _is_secret_name(name)]
+    if secret_names:
+        raise ConfigError(
+            f"base_url{who} must not carry a key in its query ({', '.join(secret_names)}=...); "
+            "put the key in an environment variable named by api_key_env, or in headers "
+            "in your user settings file"
+        )
     if parts.scheme == "http" and not allow_insecure_http and not _is_loopback(parts.hostname):
         raise ConfigError(
             f"base_url{who} uses plain http to {parts.hostname}; use https, or set "
@@ -157,6 +169,95 @@ def check_base_url(url: str, *, allow_insecure_http: bool = False, provider: str
             "the network is trusted"
         )
     return url.rstrip("/")
+
+
+# Query parameters that carry a credential: these names, and any name ending in one of
+# the suffixes (``googleApiKey``, ``x-access-token``), compared without case, - or _.
+_SECRET_QUERY_NAMES = frozenset(
+    {
+        "key",
+        "apikey",
+        "auth",
+        "authorization",
+        "code",
+        "credential",
+        "credentials",
+        "jwt",
+        "pass",
+        "passwd",
+        "password",
+        "pwd",
+        "secret",
+        "session",
+        "sig",
+        "signature",
+        "token",
+    }
+)
+_SECRET_QUERY_SUFFIXES = ("key", "token", "secret", "password", "signature", "credential")
+
+
+def _query_names(query: str) -> list[str]:
+    return [part.partition("=")[0] for part in query.split("&") if part]
+
+
+def _is_secret_name(name: str) -> bool:
+    from urllib.parse import unquote_plus
+
+    plain = unquote_plus(name).lower().replace("-", "").replace("_", "")
+    return plain in _SECRET_QUERY_NAMES or plain.endswith(_SECRET_QUERY_SUFFIXES)
+
+
+# What an environment variable's name looks like (POSIX: letters, digits, _).
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+# Prefixes of vendors' keys, so a key that happens to be made of name characters is
+# still recognised as one.
+_KEY_PREFIXES = (
+    "sk_",
+    "sk-",
+    "pk_",
+    "rk_",
+    "ghp_",
+    "gho_",
+    "github_pat_",
+    "glpat",
+    "xox",
+    "AIza",
+    "gsk_",
+    "hf_",
+    "ya29",
+    "AKIA",
+)
+
+
+def looks_like_variable_name(value: str) -> bool:
+    """Whether ``value`` can be an environment variable's name and does not look like a
+    key (a vendor's key prefix, or 24+ characters mixing lower case, upper case and
+    digits), as a key pasted into ``api_key_env`` by mistake would."""
+    if not _VARIABLE_NAME.fullmatch(value) or value.startswith(_KEY_PREFIXES):
+        return False
+    mixed = (
+        any(c.islower() for c in value)
+        and any(c.isupper() for c in value)
+        and any(c.isdigit() for c in value)
+    )
+    return not (mixed and len(value) >= 24)
+
+
+def check_key_variable(value: str, *, provider: str = "") -> str:
+    """``value`` when it can name an environment variable; otherwise a ConfigError that
+    says so without quoting it (it is likely a key pasted in by mistake, and is
+    registered as a secret so it is masked wherever else it appears)."""
+    if looks_like_variable_name(value):
+        return value
+    register_secret(value)
+    who = f" of provider {provider!r}" if provider else ""
+    raise ConfigError(
+        f"api_key_env{who} must be the NAME of an environment variable (letters, digits "
+        "and _, such as LAB_API_KEY), but its value does not look like one: if you pasted "
+        "the key itself, remove it from the settings file, put it in an environment "
+        "variable (or credentials.toml) and name that variable here"
+    )
 
 
 def is_loopback_url(url: str) -> bool:
@@ -176,7 +277,7 @@ def warn(message: str, *, where: str | None = None, stacklevel: int = 2) -> None
     text = f"{where}: {message}" if where else message
     if not text.startswith("modelplug: warning: "):
         text = f"modelplug: warning: {text}"
-    warnings.warn(text, ModelplugWarning, stacklevel=stacklevel + 1)
+    warnings.warn(redact(text), ModelplugWarning, stacklevel=stacklevel + 1)
 
 
 def _is_loopback(host: str) -> bool:
@@ -188,8 +289,24 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _check_named_config(path: Path) -> None:
+    """MODELPLUG_CONFIG naming a directory is an error; naming a file that does not
+    exist yet is a warning (``modelplug trust`` creates it), never silence."""
+    if path.is_dir():
+        raise ConfigError(
+            f"MODELPLUG_CONFIG names {path}, which is a directory; point it at a file "
+            f"such as {path / 'config.toml'}"
+        )
+    if not path.exists():
+        warn(
+            f"MODELPLUG_CONFIG names {path}, which does not exist, so no user settings "
+            "apply; create it or unset MODELPLUG_CONFIG",
+            stacklevel=4,
+        )
+
+
 def _warn(message: str) -> None:
-    warnings.warn(message, ModelplugWarning, stacklevel=3)
+    warn(message, stacklevel=3)
 
 
 def _line_of(text: str, key: str) -> int | None:
@@ -214,8 +331,26 @@ def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
 
 
+def project_search_dirs(start: Path, home: Path | None = None) -> list[Path]:
+    """The directories a project file is looked for in, nearest first: ``start`` and its
+    parents up to the repository root (the first one holding ``.git``) or the user's
+    home, whichever comes first. When neither is above ``start``, only ``start`` itself:
+    a ``modelplug.toml`` in a shared directory such as /tmp must not become the project
+    file of everything below it."""
+    if home is None:
+        try:
+            home = Path.home().resolve()
+        except (OSError, RuntimeError):
+            home = None
+    chain = [start, *start.parents]
+    for index, directory in enumerate(chain):
+        if directory == home or (directory / ".git").exists():
+            return chain[: index + 1]
+    return [start]
+
+
 def _find_project_file(start: Path) -> tuple[Path, dict[str, Any], str] | None:
-    for directory in (start, *start.parents):
+    for directory in project_search_dirs(start):
         candidate = directory / "modelplug.toml"
         if candidate.is_file():
             data, text = _read_toml(candidate)
@@ -227,6 +362,49 @@ def _find_project_file(start: Path) -> tuple[Path, dict[str, Any], str] | None:
             if isinstance(section, dict):
                 return pyproject, section, text
     return None
+
+
+def _writable_by_others(path: Path) -> tuple[str, bool] | None:
+    """Why others could change the file at ``path``, and whether that makes it unsafe
+    to use (True: others can write it, or another user owns it) or only worth a
+    warning (False: its group may write it, and others belong to that group); None when
+    only you (or root) can change it. POSIX only."""
+    if os.name != "posix":
+        return None
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    if info.st_mode & 0o002:
+        return (
+            f"its permissions ({stat.filemode(info.st_mode)}) let every user write it; "
+            f"run chmod go-w {path}",
+            True,
+        )
+    if info.st_uid not in (os.getuid(), 0):
+        return "it is owned by another user", True
+    if info.st_mode & 0o020 and _group_is_shared(info.st_gid):
+        return (
+            f"its permissions ({stat.filemode(info.st_mode)}) let its group write it; "
+            f"run chmod g-w {path}",
+            False,
+        )
+    return None
+
+
+def _group_is_shared(gid: int) -> bool:
+    """Whether users other than you may belong to the group ``gid``: not your own
+    private group (your primary group, named like you, with no other members)."""
+    try:
+        import grp
+        import pwd
+
+        group = grp.getgrgid(gid)
+        me = pwd.getpwuid(os.getuid()).pw_name
+    except (ImportError, KeyError, OSError):
+        return True
+    others = [member for member in group.gr_mem if member != me]
+    return not (gid == os.getgid() and group.gr_name == me and not others)
 
 
 def _strip_redirects(data: Any, path: str, source: Path) -> Any:
@@ -321,6 +499,7 @@ def _read_credentials(path: Path) -> dict[str, str]:
             _warn(f"{path}: ignored the credentials file: it is not owned by you")
             return keys
         if info.st_mode & 0o077:
+            # Group or other bits: readable (or writable) by others.
             _warn(
                 f"{path}: ignored the credentials file: its permissions let others read it; "
                 f"run chmod 600 {path}"
@@ -389,6 +568,15 @@ class Settings:
 
     # -- construction helpers --------------------------------------------------------
 
+    def source_of(self, section: str) -> str:
+        """Which file (or layer) the last word on a top-level table or key came from,
+        for messages: ``user file /home/me/.config/modelplug/config.toml``."""
+        short = normalize_plugin_name(section)
+        for layer in reversed(self.layers):
+            if any(normalize_plugin_name(k) == short for k in layer.data):
+                return f"{layer.name} {layer.path}" if layer.path else layer.name
+        return "settings"
+
     def _source(self, key: str) -> str:
         for layer in reversed(self.layers):
             if key in layer.data:
@@ -413,6 +601,11 @@ class Settings:
             except TableError as exc:
                 raise ConfigError(f"{self._source('providers')}: {exc}") from None
             provider.given = frozenset(entry)
+            if provider.api_key_env is not None:
+                try:
+                    check_key_variable(provider.api_key_env, provider=name)
+                except ConfigError as exc:
+                    raise ConfigError(f"{self._source('providers')}: {exc}") from None
             if provider.base_url:
                 provider.base_url = check_base_url(
                     provider.base_url,
@@ -515,11 +708,26 @@ class Settings:
     def getenv(self, name: str) -> str | None:
         return self._environ.get(name)
 
+    def provider_headers(self, provider: str) -> dict[str, str]:
+        """The header values the user's settings give ``provider`` (``[providers.NAME]
+        headers``), to send with a request; empty when it has none. Routes hold only the
+        header names (:class:`modelplug.routes.Endpoint`), so a plugin reads the values
+        here when it sends, as it reads the key with :meth:`api_key`. The values are
+        registered as secrets (masked in every message)."""
+        own = self.providers.get(provider)
+        if own is None:
+            return {}
+        for value in own.headers.values():
+            register_secret(value)
+        return dict(own.headers)
+
     def api_key(self, variable: str | None, provider: str, *, required: bool = True) -> str | None:
         """The key for a provider: the environment variable, else the user's credentials
-        file. Raises MissingKeyError("Set VAR to use the provider NAME.") when required."""
+        file. Raises MissingKeyError("Set VAR to use the provider NAME.") when required,
+        and ConfigError when ``variable`` does not look like a variable's name."""
         if not variable:
             return None
+        check_key_variable(variable, provider=provider)
         value = self._environ.get(variable)
         if not value and self.user_path is not None:
             value = _read_credentials(self.user_path.parent / "credentials.toml").get(variable)
@@ -590,8 +798,16 @@ def load_settings(
     if user is None:
         explicit_path = env.get("MODELPLUG_CONFIG")
         user = Path(explicit_path).expanduser() if explicit_path else user_config_path()
+        if explicit_path:
+            _check_named_config(user)
     layers: list[Layer] = []
-    if user.is_file():
+    # This file decides where keys are sent: one that others can change is not yours.
+    exposure = _writable_by_others(user) if user.is_file() else None
+    if exposure is not None and exposure[1]:
+        _warn(f"{user}: ignored your user settings file: {exposure[0]}")
+    elif exposure is not None:
+        _warn(f"{user}: your user settings file is not yours alone: {exposure[0]}")
+    if (exposure is None or not exposure[1]) and user.is_file():
         data, text = _read_toml(user)
         layer = Layer("user file", user, data)
         _check_unknown_keys(layer, text)

@@ -44,18 +44,22 @@ class SSEFramer:
     def pending(self) -> str:
         """Text of an event whose blank line has not arrived (at the end of a stream:
         what a cut connection left unfinished)."""
-        return self._rest
+        return self._rest.rstrip("\r")
 
     def feed(self, chunk: bytes) -> list[tuple[str, str]]:
         """The events ``chunk`` completed, in order."""
         piece = self._rest + self._decode(chunk) if self._rest else self._decode(chunk)
+        carry = ""
         if "\r" in piece:
+            if piece.endswith("\r"):
+                # Its "\n" may come in the next chunk: one line end, not two.
+                piece, carry = piece[:-1], "\r"
             piece = piece.replace("\r\n", "\n").replace("\r", "\n")
         if "\n\n" not in piece:
-            self._rest = piece
+            self._rest = piece + carry
             return []
         raws = piece.split("\n\n")
-        self._rest = raws.pop()
+        self._rest = raws.pop() + carry
         out: list[tuple[str, str]] = []
         for raw in raws:
             if "\n" not in raw and raw.startswith("data:"):
@@ -70,6 +74,7 @@ class SSEFramer:
         """The events left when the stream ended: an event the server did not close
         with a blank line still counts (many servers end on one newline)."""
         rest, self._rest = self._rest + self._decode(b"", final=True), ""
+        rest = rest.replace("\r\n", "\n").replace("\r", "\n")
         if not rest.strip():
             return []
         event = _parse_event(rest.strip("\n"))

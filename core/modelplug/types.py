@@ -17,7 +17,6 @@ Conventions a plugin author must follow:
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
@@ -42,6 +41,7 @@ __all__ = [
     "ModelInfo",
     "Notice",
     "OpaqueBlock",
+    "OutputSchema",
     "ParsedText",
     "Price",
     "Provider",
@@ -274,6 +274,37 @@ class ThinkingRequest(_Model):
 ToolChoice: TypeAlias = Literal["auto", "any", "none"] | str
 
 
+class OutputSchema(_Model):
+    """The shape an answer must have (structured output).
+
+    Give ``Request(output_schema=...)`` a JSON Schema (a dict) or a pydantic model
+    class; it becomes this record. ``json_schema`` is what goes to the provider (each
+    plugin translates it to what its API accepts); ``model`` is the class given, if any,
+    so that ``Response.parsed`` is an instance of it. ``name`` names the schema on wires
+    that want one (OpenAI's ``json_schema.name``, the forced tool in tool mode).
+    """
+
+    name: str = Field(default="output", pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    json_schema: dict[str, Any]
+    strict: bool = True
+    model: Any = Field(default=None, exclude=True, repr=False)
+
+    @classmethod
+    def of(cls, value: Any) -> OutputSchema:
+        """An OutputSchema from a dict (a JSON Schema), a pydantic model class, or an
+        OutputSchema."""
+        if isinstance(value, OutputSchema):
+            return value
+        if isinstance(value, type) and issubclass(value, BaseModel):
+            return cls(name=value.__name__[:64], json_schema=value.model_json_schema(), model=value)
+        if isinstance(value, Mapping):
+            return cls(json_schema=dict(value))
+        raise TypeError(
+            f"output_schema takes a JSON Schema (a dict) or a pydantic model class, got "
+            f"{type(value).__name__}"
+        )
+
+
 class Request(_Model):
     """What to ask the model. Take one from a string, OpenAI-style dicts or a Request
     with :meth:`Request.coerce`.
@@ -295,13 +326,28 @@ class Request(_Model):
     top_k: int | None = Field(default=None, gt=0)
     seed: int | None = None
     cache: bool | None = None
+    # Structured output: the answer must fit this schema (see modelplug.structured);
+    # ``output_retries`` re-asks the model that many times with the validation errors.
+    output_schema: OutputSchema | None = None
+    output_retries: int = Field(default=0, ge=0, le=5)
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("output_schema", mode="before")
+    @classmethod
+    def _accept_schema_or_model(cls, value: Any) -> Any:
+        if value is None or isinstance(value, OutputSchema):
+            return value
+        if isinstance(value, Mapping) and "json_schema" in value:
+            return value  # an OutputSchema as stored in JSON
+        return OutputSchema.of(value)
 
     @field_validator("messages", mode="before")
     @classmethod
     def _accept_openai_dicts(cls, value: Any) -> Any:
-        if isinstance(value, list) and any(_is_openai_style(m) for m in value):
-            system, messages = _from_openai_messages(value)
+        from .openai_messages import from_openai_messages, is_openai_style
+
+        if isinstance(value, list) and any(is_openai_style(m) for m in value):
+            system, messages = from_openai_messages(value)
             if system:
                 raise ValueError(
                     "a system message inside 'messages' needs Request.coerce(...) or the "
@@ -358,6 +404,8 @@ class Request(_Model):
         - a dict: the fields of a Request (its ``messages`` may be OpenAI-style);
         - a Request: itself (copied with ``fields`` applied).
         """
+        from .openai_messages import from_openai_messages
+
         if isinstance(value, Request):
             return value.model_copy(update=fields) if fields else value
         if isinstance(value, str):
@@ -365,14 +413,14 @@ class Request(_Model):
         if isinstance(value, Mapping):
             data = dict(value)
             if "messages" in data and isinstance(data["messages"], list):
-                system, messages = _from_openai_messages(data["messages"])
+                system, messages = from_openai_messages(data["messages"])
                 data["messages"] = messages
                 if system:
                     data["system"] = "\n\n".join(p for p in (data.get("system"), system) if p)
             data.update(fields)
             return cls.model_validate(data)
         if isinstance(value, Iterable):
-            system, messages = _from_openai_messages(list(value))
+            system, messages = from_openai_messages(list(value))
             if system and "system" not in fields:
                 fields["system"] = system
             return cls(messages=messages, **fields)
@@ -383,7 +431,9 @@ class Request(_Model):
 
     def to_openai_messages(self) -> list[dict[str, Any]]:
         """The conversation as OpenAI Chat Completions messages (for tools and logs)."""
-        return _to_openai_messages(self)
+        from .openai_messages import to_openai_messages
+
+        return to_openai_messages(self)
 
 
 RequestLike: TypeAlias = "str | Request | Mapping[str, Any] | Iterable[Message | Mapping[str, Any]]"
@@ -484,6 +534,9 @@ class Response(_Model):
     server_cost: Cost | None = None
     price_factor: float = Field(default=1.0, gt=0)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # With Request.output_schema: the validated value (an instance of the model class
+    # given, else the parsed JSON). None otherwise.
+    parsed: Any = None
 
     @property
     def text(self) -> str:
@@ -590,171 +643,3 @@ class ParsedText(_Model):
     calls: list[ToolUseBlock] = Field(default_factory=list)
     hold_from: int | None = None
     problems: list[str] = Field(default_factory=list)
-
-
-# ------------------------------------------------------------ OpenAI-style messages
-
-
-def _is_openai_style(value: Any) -> bool:
-    if not isinstance(value, Mapping):
-        return False
-    role = value.get("role")
-    if role in ("system", "tool", "developer"):
-        return True
-    if "tool_calls" in value or "tool_call_id" in value:
-        return True
-    content = value.get("content")
-    if isinstance(content, list):
-        return any(
-            isinstance(p, Mapping) and p.get("type") in ("image_url", "input_text") for p in content
-        )
-    return False
-
-
-def _openai_parts(content: Any, where: str) -> list[TextBlock | ImageBlock]:
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [TextBlock(text=content)] if content else []
-    parts: list[TextBlock | ImageBlock] = []
-    for i, part in enumerate(content):
-        if isinstance(part, TextBlock | ImageBlock):
-            parts.append(part)
-            continue
-        kind = part.get("type") if isinstance(part, Mapping) else None
-        if kind in ("text", "input_text"):
-            parts.append(TextBlock(text=part["text"]))
-        elif kind == "image_url":
-            image = part["image_url"]
-            url = image["url"] if isinstance(image, Mapping) else image
-            parts.append(ImageBlock.from_data_url(url))
-        elif kind == "image":
-            parts.append(ImageBlock.model_validate(part))
-        else:
-            raise ValueError(
-                f"{where}: content part {i} has type {kind!r}; expected 'text' or 'image_url'"
-            )
-    return parts
-
-
-def _parse_arguments(raw: Any) -> dict[str, Any] | str:
-    if isinstance(raw, Mapping):
-        return dict(raw)
-    if raw is None or raw == "":
-        return {}
-    try:
-        value = json.loads(raw)
-    except (TypeError, ValueError):
-        return str(raw)
-    return value if isinstance(value, dict) else str(raw)
-
-
-def _from_openai_messages(items: list[Any]) -> tuple[str | None, list[Message]]:
-    """Convert OpenAI Chat Completions messages exactly; Messages pass through."""
-    system: list[str] = []
-    messages: list[Message] = []
-    for index, item in enumerate(items):
-        where = f"messages[{index}]"
-        if isinstance(item, Message):
-            messages.append(item)
-            continue
-        if not isinstance(item, Mapping):
-            raise ValueError(f"{where}: expected a message dict, got {type(item).__name__}")
-        role = item.get("role")
-        if role in ("system", "developer"):
-            text = "".join(
-                p.text
-                for p in _openai_parts(item.get("content"), where)
-                if isinstance(p, TextBlock)
-            )
-            system.append(text)
-        elif role == "tool":
-            call_id = item.get("tool_call_id")
-            if not call_id:
-                raise ValueError(f"{where}: a tool message needs its tool_call_id")
-            result = ToolResultBlock(
-                tool_use_id=call_id,
-                content=_openai_parts(item.get("content"), where),
-                is_error=bool(item.get("is_error", False)),
-            )
-            # Consecutive tool messages answer one assistant turn: one user message.
-            last = messages[-1] if messages else None
-            if (
-                last is not None
-                and last.role == "user"
-                and last.tool_results
-                and all(isinstance(b, ToolResultBlock) for b in last.content)
-            ):
-                last.content.append(result)
-            else:
-                messages.append(Message(role="user", content=[result]))
-        elif role == "assistant":
-            content: list[Any] = list(_openai_parts(item.get("content"), where))
-            for call in item.get("tool_calls") or []:
-                function = call.get("function", {})
-                content.append(
-                    ToolUseBlock(
-                        id=call.get("id") or new_tool_use_id(),
-                        name=function.get("name", ""),
-                        input=_parse_arguments(function.get("arguments")),
-                    )
-                )
-            messages.append(Message(role="assistant", content=content, model=item.get("model")))
-        elif role == "user":
-            if "content" in item and not isinstance(item.get("content"), str | list | None):
-                raise ValueError(f"{where}: content must be a string or a list of parts")
-            raw_content = item.get("content")
-            if isinstance(raw_content, list) and all(
-                isinstance(p, Mapping) and p.get("type") in _NEUTRAL_TYPES for p in raw_content
-            ):
-                messages.append(Message.model_validate(dict(item)))
-            else:
-                messages.append(
-                    Message(role="user", content=list(_openai_parts(raw_content, where)))
-                )
-        else:
-            raise ValueError(f"{where}: unknown role {role!r}; use system, user, assistant or tool")
-    return ("\n\n".join(system) if system else None), messages
-
-
-_NEUTRAL_TYPES = {"text", "thinking", "tool_use", "tool_result", "image", "opaque"}
-
-
-def _to_openai_messages(request: Request) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    if request.system:
-        out.append({"role": "system", "content": request.system})
-    for message in request.messages:
-        if message.role == "assistant":
-            entry: dict[str, Any] = {"role": "assistant", "content": message.text or None}
-            calls = [
-                {
-                    "id": c.id,
-                    "type": "function",
-                    "function": {
-                        "name": c.name,
-                        "arguments": c.input
-                        if isinstance(c.input, str)
-                        else json.dumps(c.input, ensure_ascii=False),
-                    },
-                }
-                for c in message.tool_calls
-            ]
-            if calls:
-                entry["tool_calls"] = calls
-            out.append(entry)
-            continue
-        for result in message.tool_results:
-            out.append({"role": "tool", "tool_call_id": result.tool_use_id, "content": result.text})
-        parts: list[dict[str, Any]] = []
-        for block in message.content:
-            if isinstance(block, TextBlock):
-                parts.append({"type": "text", "text": block.text})
-            elif isinstance(block, ImageBlock):
-                parts.append({"type": "image_url", "image_url": {"url": block.as_url()}})
-        if parts:
-            if len(parts) == 1 and parts[0]["type"] == "text":
-                out.append({"role": "user", "content": parts[0]["text"]})
-            else:
-                out.append({"role": "user", "content": parts})
-    return out

@@ -31,10 +31,10 @@ def _details(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _usage(**counts: int) -> Usage:
+def _usage(**counts: Any) -> Usage:
     from .types import Usage
 
-    return Usage(**counts)
+    return Usage.model_validate(counts)
 
 
 def from_openai(raw: Any) -> Usage | None:

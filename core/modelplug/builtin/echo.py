@@ -52,6 +52,7 @@ def modelplug_resolve(spec: str, provider_type: str | None) -> Route | None:
             context_window=1_000_000,
             max_output_tokens=1_000_000,
             supports_tools=False,
+            structured_output="native",
             price=Price(input=Decimal(0), output=Decimal(0)),
             price_source="echo (free)",
         ),
@@ -60,7 +61,8 @@ def modelplug_resolve(spec: str, provider_type: str | None) -> Route | None:
 
 @hookimpl(trylast=True)
 def modelplug_providers() -> list[Provider]:
-    return [Provider(name=PROVIDER, type=PROVIDER, native=True, example="any")]
+    # Not native: core's default steps aside for any plugin that declares the name.
+    return [Provider(name=PROVIDER, type=PROVIDER, example="any")]
 
 
 async def _echo(route: Route, request: Request) -> AsyncIterator[Event]:
@@ -69,6 +71,14 @@ async def _echo(route: Route, request: Request) -> AsyncIterator[Event]:
 
     last = next((m for m in reversed(request.messages) if m.role == "user"), None)
     reply = last.text if last is not None else ""
+    if request.output_schema is not None:
+        # A structured request: the simplest JSON that fits, strings from the prompt.
+        import json
+
+        from ..schema_example import example_for
+
+        value = example_for(request.output_schema.json_schema, reply)
+        reply = json.dumps(value, ensure_ascii=False)
     pieces = words(reply)
     if request.max_tokens is not None and len(pieces) > request.max_tokens:
         pieces = pieces[: request.max_tokens]

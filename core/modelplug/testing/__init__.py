@@ -16,7 +16,7 @@ Outside pytest, import :class:`WireServer`, :class:`FakeModel` and the builders 
 """
 
 from ..errors import ScriptExhaustedError
-from .fake import FakeModel, reply, text, thinking, tool_use
+from .fake import FakeModel, reply, structured, text, thinking, tool_use
 from .wire_server import (
     RecordedRequest,
     WireResponse,
@@ -33,12 +33,26 @@ __all__ = [
     "ScriptExhaustedError",
     "WireResponse",
     "WireServer",
+    "calm_hypothesis",
     "load_recording",
     "refused_url",
     "reply",
     "split_events",
     "split_every",
+    "structured",
     "text",
     "thinking",
     "tool_use",
 ]
+
+
+def calm_hypothesis() -> None:
+    """Load a hypothesis profile without timing checks (``deadline=None``, no
+    ``too_slow`` health check): a busy CI machine must not fail a property test by
+    chance. Call it from a ``conftest.py``; hypothesis is imported only then."""
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile(
+        "modelplug", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
+    settings.load_profile("modelplug")

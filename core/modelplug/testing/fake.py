@@ -38,7 +38,7 @@ from ..types import (
     Usage,
 )
 
-__all__ = ["FakeModel", "Step", "reply", "text", "thinking", "tool_use"]
+__all__ = ["FakeModel", "Step", "reply", "structured", "text", "thinking", "tool_use"]
 
 Step: TypeAlias = Response | Callable[[Request], Response] | BaseException
 
@@ -63,6 +63,14 @@ def reply(
 def text(value: str, *, usage: Usage | None = None) -> Response:
     """A plain text answer."""
     return reply(value, usage=usage)
+
+
+def structured(value: Any, *, usage: Usage | None = None) -> Response:
+    """A structured answer: ``value`` (a dict, list, or pydantic model instance) as the
+    JSON text a model constrained to a schema would write."""
+    if hasattr(value, "model_dump_json"):
+        return reply(value.model_dump_json(), usage=usage)
+    return reply(json.dumps(value, ensure_ascii=False), usage=usage)
 
 
 def tool_use(name: str, input: dict[str, Any] | None = None, *, id: str | None = None) -> Response:
@@ -125,6 +133,8 @@ class FakeModel:
                 context_window=200_000,
                 max_output_tokens=32_000,
                 supports_tools=True,
+                # Scripted answers are the JSON itself, as a constrained model writes it.
+                structured_output="native",
                 price=self.price,
                 price_source="fake" if self.price else None,
             ),

@@ -1,7 +1,9 @@
-"""pytest fixtures for modelplug plugin authors (registered through ``pytest11``)."""
+"""pytest fixtures for modelplug plugin authors (registered through ``pytest11``), and
+the run-wide watch for a planted key (see :mod:`modelplug.testing.leaks`)."""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -9,19 +11,57 @@ from typing import Any
 
 import pytest
 
-from .fake import FakeModel
 from ..client import Client
+from .fake import FakeModel
+from .leaks import PLANTED_KEY, LeakWatch
 from .wire_server import WireServer
 
 MakeClient = Callable[..., Client]
+_watch = LeakWatch()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    logging.getLogger().addHandler(_watch)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    for where, text in (
+        ("failure report", report.longreprtext),
+        ("stdout", report.capstdout),
+        ("stderr", report.capstderr),
+        ("log", report.caplog),
+    ):
+        _watch.scan(f"{report.nodeid} ({report.when}) {where}", text)
+
+
+def pytest_warning_recorded(warning_message: Any, when: str, nodeid: str, location: Any) -> None:
+    _watch.scan(f"{nodeid}: a warning", str(getattr(warning_message, "message", "")))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _watch.leaks:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        lines = ["a secret leaked into messages produced by the test suite:", *_watch.leaks]
+        if reporter is not None:
+            reporter.write_line("\n".join(lines), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture
+def planted_key(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A distinctive key, set as PLANTED_API_KEY for this test; the run fails if it
+    appears in any report, output, log record or warning."""
+    monkeypatch.setenv("PLANTED_API_KEY", PLANTED_KEY)
+    return PLANTED_KEY
 
 
 @pytest.fixture
 def modelplug_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty user config dir; the environment's MODELPLUG_* toggles are cleared and
-    the working directory is an empty project-less folder."""
+    """A user config dir holding an empty ``config.toml``; the environment's MODELPLUG_*
+    toggles are cleared and the working directory is an empty project-less folder."""
     config_dir = tmp_path / "modelplug-config"
     config_dir.mkdir()
+    (config_dir / "config.toml").touch()
     workdir = tmp_path / "work"
     workdir.mkdir()
     for name in list(os.environ):
@@ -34,13 +74,15 @@ def modelplug_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
 
 @pytest.fixture
 def make_client(modelplug_config_dir: Path) -> Iterator[MakeClient]:
-    """Build isolated Clients: ``make_client(plugin, ..., config={...})``. Installed
-    plugins load only with ``entry_points=True``. Every client is closed afterwards."""
+    """Build isolated Clients: ``make_client(plugin, ..., config={...})``. A plugin
+    object registers; a name (``"openai-compat"``) loads that installed plugin and no
+    other. Installed plugins load only when named or with ``entry_points=True``. Every
+    client is closed afterwards."""
     made: list[Client] = []
 
     def make(
         *plugins: object,
-        entry_points: bool = False,
+        entry_points: bool | None = None,
         config: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> Client:
@@ -49,6 +91,8 @@ def make_client(modelplug_config_dir: Path) -> Iterator[MakeClient]:
         names = [p for p in plugins if isinstance(p, str)]
         if names:
             kwargs.setdefault("enable", names)
+        if entry_points is None:
+            entry_points = bool(names)
         objects = [p for p in plugins if not isinstance(p, str)]
         client = Client(plugins=objects, entry_points=entry_points, config=config, **kwargs)
         made.append(client)

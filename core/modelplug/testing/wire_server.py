@@ -101,6 +101,8 @@ _REASONS = {
 class _Server(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # Many clients connecting at once (a test of concurrent calls) must not be refused.
+    request_queue_size = 256
     wire: WireServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:

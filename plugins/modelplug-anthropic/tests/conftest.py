@@ -10,7 +10,7 @@ from typing import Any
 import modelplug_anthropic
 import pytest
 from modelplug import Client
-from modelplug.testing import WireServer
+from modelplug.testing import WireServer, calm_hypothesis
 
 RECORDINGS = Path(__file__).parent / "recordings"
 TEST_KEY = "sk-ant-test-0123456789abcdef"
@@ -42,3 +42,7 @@ def claude_client(
         return make_client(modelplug_anthropic, **kwargs)
 
     return make
+
+
+# No timing checks in property tests: a busy machine must not fail them by chance.
+calm_hypothesis()

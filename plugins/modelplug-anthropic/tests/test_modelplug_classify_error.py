@@ -101,7 +101,7 @@ def test_modelplug_classify_error_by_status(
 
 
 def test_modelplug_classify_error_never_shows_the_key(
-    claude_client: MakeClient, wire_server: WireServer
+    claude_client: MakeClient, wire_server: WireServer, planted_key: str
 ) -> None:
     wire_server.add_json(error_body("authentication_error", "invalid x-api-key"), status=401)
     client = claude_client('api_key_env = "PLANTED_API_KEY"\n')

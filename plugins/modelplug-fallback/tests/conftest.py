@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from modelplug.client import Client
 from modelplug.plugins import hookimpl
-from modelplug.testing import FakeModel
-from modelplug.types import Provider
+from modelplug.testing import FakeModel, calm_hypothesis
 from modelplug.types import (
     Done,
     Endpoint,
     Event,
     Message,
+    Provider,
     Request,
     Response,
     Route,
@@ -224,3 +224,7 @@ def kit() -> Any:
         KeyedProvider=KeyedProvider,
         two_models=two_models,
     )
+
+
+# No timing checks in property tests: a busy machine must not fail them by chance.
+calm_hypothesis()

@@ -78,7 +78,9 @@ def test_modelplug_resolve_user_provider_replaces_a_preset(tmp_path):
     route = plugin.modelplug_resolve("ollama/qwen3", settings, None)
     assert route is not None
     assert route.endpoint.base_url == "http://127.0.0.1:9999/v1"
-    assert route.endpoint.headers == {"X-Team": "a"}
+    # The route names the header; its value is read from the settings when sending.
+    assert route.endpoint.headers == {"X-Team": "***"}
+    assert settings.provider_headers("ollama") == {"X-Team": "a"}
     assert route.info.price_source == "local (free)"
 
 

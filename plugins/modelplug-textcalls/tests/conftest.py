@@ -13,6 +13,7 @@ from typing import Any
 import modelplug_textcalls
 import pytest
 from modelplug.client import Client
+from modelplug.testing import calm_hypothesis
 from modelplug.types import ParsedText, ToolSpec, ToolUseBlock
 
 TOOLS = [
@@ -141,3 +142,7 @@ def kit(client: Client) -> types.SimpleNamespace:
         call_json=call_json,
         names_and_inputs=names_and_inputs,
     )
+
+
+# No timing checks in property tests: a busy machine must not fail them by chance.
+calm_hypothesis()

@@ -13,7 +13,7 @@ from modelplug_textcalls.errors import (
     is_truncation_error,
 )
 from modelplug_textcalls.heredoc import close_heredoc, heredoc_stop
-from modelplug_textcalls.loose_json import (
+from modelplug_textcalls.heredoc_json import (
     HEREDOC_SENTINEL,
     HEREDOC_TYPES,
     parse_loose_heredoc_json,

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from modelplug.errors import ModelplugError
 from modelplug.held_text import HeldText
-from modelplug_textcalls.loose_json import HEREDOC_SENTINEL
+from modelplug_textcalls.heredoc_json import HEREDOC_SENTINEL
 from modelplug_textcalls.parse import read_text_calls
 
 SETTINGS = settings(

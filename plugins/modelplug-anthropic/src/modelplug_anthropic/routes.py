@@ -18,6 +18,7 @@ __all__ = [
     "providers",
     "resolve",
     "same_model_names",
+    "settings_source",
     "supports_effort",
     "thinking_mode",
 ]
@@ -82,12 +83,8 @@ def resolve(spec: str, settings: Settings, provider_type: str | None = None) -> 
         kind = provider
     else:
         return None
-    # A batch provider with no entry of its own reaches the same server as `anthropic`.
-    source = own
-    if source is None and kind == BATCH:
-        fallback = settings.providers.get(STREAMING)
-        if fallback is not None and fallback.type == STREAMING:
-            source = fallback
+    source_name = settings_source(provider, kind, settings)
+    source = settings.providers.get(source_name) if source_name is not None else None
     base_url = None
     if source is not None and source.base_url:
         base_url = check_base_url(
@@ -106,6 +103,20 @@ def resolve(spec: str, settings: Settings, provider_type: str | None = None) -> 
         endpoint=endpoint,
         info=ModelInfo(supports_tools=True, supports_images=True, thinking=thinking_mode(model)),
     )
+
+
+def settings_source(provider: str, kind: str, settings: Settings) -> str | None:
+    """The provider whose ``[providers.NAME]`` entry sets up ``provider``'s endpoint
+    (base URL, key variable, headers): its own, or for a batch provider with no entry
+    of its own the ``anthropic`` one (the same server); None when there is none."""
+    if provider in settings.providers:
+        return provider
+    # A batch provider with no entry of its own reaches the same server as `anthropic`.
+    if kind == BATCH:
+        fallback = settings.providers.get(STREAMING)
+        if fallback is not None and fallback.type == STREAMING:
+            return STREAMING
+    return None
 
 
 def providers(settings: Settings) -> list[Provider]:

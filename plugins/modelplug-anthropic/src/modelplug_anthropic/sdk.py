@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import options as options_module
+from .routes import settings_source
 
 if TYPE_CHECKING:
     import httpx2
-    from modelplug.plugin import Client
+    from modelplug.plugin import Client, Settings
     from modelplug.types import Request, Route
 
     from .options import Options
@@ -97,9 +98,15 @@ def sdk_client(route: Route, client: Client, key: str | None) -> tuple[Any, Opti
         http_client=pair.http,
         max_retries=0,
         timeout=options_module.http_timeout(pair.options),
-        default_headers=dict(route.endpoint.headers) or None,
+        default_headers=_headers(route, client.settings) or None,
     )
     return sdk, pair.options
+
+
+def _headers(route: Route, settings: Settings) -> dict[str, str]:
+    """The user's header values for the route, read now: a Route holds only names."""
+    source = settings_source(route.provider, route.endpoint.type, settings)
+    return settings.provider_headers(source) if source is not None else {}
 
 
 @functools.cache

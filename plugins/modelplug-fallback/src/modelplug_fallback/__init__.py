@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from modelplug.client import Client
     from modelplug.types import Event, Request, Route
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"
 
 
 @hookimpl(wrapper=True)

@@ -16,7 +16,7 @@ from typing import Any
 from modelplug.builtin.classify import retry_after_from_headers
 from modelplug.errors import ErrorClass, ModelError
 from modelplug.errors import class_for_status as core_class_for_status
-from modelplug.redact import redact
+from modelplug.plugin import redact_data
 from modelplug.types import Response, Route
 
 __all__ = [
@@ -57,8 +57,9 @@ class HTTPStatusError(OpenAICompatError):
         partial: Response | None = None,
     ) -> None:
         self.status_code = status
-        self.headers = dict(headers or {})
-        self.body = body
+        # Kept redacted: a server may echo the key it refused in a header or the body.
+        self.headers = redact_data({str(k): str(v) for k, v in (headers or {}).items()})
+        self.body = redact_data(body)
         super().__init__(message, error_class=error_class, route=route, partial=partial)
 
 
@@ -199,12 +200,14 @@ def http_error(
     partial: Response | None = None,
 ) -> HTTPStatusError:
     """The error for a status answer (or an ``error`` event) from the server."""
-    # Redacted before anything keeps it: some servers echo the key they refused.
-    text = redact(raw.decode("utf-8", "replace"))
+    # Decoded first, then redacted (every string of it), before anything keeps it: some
+    # servers echo the key they refused, perhaps with JSON escapes (\u002d, \/).
+    text = raw.decode("utf-8", "replace")
     try:
-        body: Any = json.loads(text) if text else None
+        body: Any = json.loads(text) if text.strip() else None
     except ValueError:
         body = text
+    body = redact_data(body)
     message = _server_message(body)
     retry_after = retry_after_from_headers(headers)
     queue = backpressure_text(headers, body) if status == 429 else ""

@@ -12,8 +12,7 @@ from modelplug.errors import ConfigError
 
 if TYPE_CHECKING:
     import httpx2
-    from modelplug.client import Client
-    from modelplug.routes import Route
+    from modelplug.plugin import Client, Route, Settings
 
 __all__ = ["Options", "options_of", "request_headers", "shared_http"]
 
@@ -93,12 +92,18 @@ def shared_http(client: Client) -> tuple[httpx2.AsyncClient, Options]:
 
 
 def request_headers(
-    route: Route, key: str | None, accept: str = "text/event-stream"
+    route: Route,
+    key: str | None,
+    accept: str = "text/event-stream",
+    *,
+    settings: Settings | None = None,
 ) -> dict[str, str]:
-    """What every request to the provider sends: its configured headers, and the key as
+    """What every request to the provider sends: its configured headers (their values
+    read from ``settings`` now: a route holds only their names), and the key as
     ``Authorization: Bearer`` when there is one."""
     headers = {"content-type": "application/json", "accept": accept}
-    headers.update(route.endpoint.headers)
+    if settings is not None:
+        headers.update(settings.provider_headers(route.provider))
     if key:
         # One Authorization header: the key wins over a header of the same name.
         headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}

@@ -31,7 +31,7 @@ def _probe_headers(client: Client, route: Route) -> dict[str, str]:
     ``Authorization: Bearer`` when the endpoint names one and it is set), asking for
     JSON. A missing key is no failure here: a keyless local server is still probed."""
     key = client.settings.api_key(route.endpoint.api_key_env, route.provider, required=False)
-    return request_headers(route, key, accept="application/json")
+    return request_headers(route, key, accept="application/json", settings=client.settings)
 
 
 def _not_json(route: Route, method: str, answer: httpx2.Response, what: str) -> StreamBrokenError:

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from modelplug.plugins import hookimpl
+from modelplug.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from modelplug.routes import ModelInfo, Route
-    from modelplug.settings import Settings
+    from modelplug.plugin import ModelInfo, Route, Settings
     from modelplug.types import Cost, Usage
 
 __all__ = ["modelplug_model_info", "modelplug_price"]

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplug.errors import ConfigError
-from modelplug.settings import Settings
+from modelplug.plugin import ConfigError, Settings
 
 __all__ = ["live_options", "start_if_wanted", "start_updater"]
 

@@ -13,8 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from modelplug.routes import ModelInfo, Route
-from modelplug.settings import Settings
+from modelplug.plugin import ModelInfo, Route, Settings
 
 from .table import find
 
@@ -64,6 +63,7 @@ WINDOWS: dict[str, Window] = {
     "gemini-2-0-flash": Window(1_048_576, 8_192),
     "gemini-2-5-flash": Window(1_048_576, 65_536),
     "gemini-2-5-pro": Window(1_048_576, 65_536),
+    "gemini-3-pro-preview": Window(1_048_576, 65_536),
     # DeepSeek
     "deepseek-chat": Window(128_000, 8_192),
     "deepseek-reasoner": Window(128_000, 64_000),

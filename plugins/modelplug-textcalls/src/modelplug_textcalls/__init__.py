@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugins import hookimpl
+from modelplug.plugin import hookimpl
 
 if TYPE_CHECKING:
     from modelplug.types import ParsedText, ToolSpec

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from modelplug.errors import TextCallError
+from modelplug.plugin import TextCallError
 
 __all__ = ["HeredocError", "HeredocSyntaxError", "HeredocTruncatedError", "is_truncation_error"]
 

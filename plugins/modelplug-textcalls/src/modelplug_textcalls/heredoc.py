@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .calls import Call, names_hint
 from .errors import HeredocError, HeredocTruncatedError
-from .loose_json import LooseHeredocReader, check_strict
+from .heredoc_json import LooseHeredocReader, check_strict
 from .scan import LINE_BLANKS, WHITESPACE, Finished, Rejected, Step, match_literal, skip_blanks
 
 __all__ = ["CALL_PREFIX", "HEREDOC_END", "HeredocUnit", "close_heredoc", "heredoc_stop"]

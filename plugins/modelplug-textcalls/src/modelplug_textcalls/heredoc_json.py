@@ -1,5 +1,10 @@
 """json-loose-heredoc: JSON, read loosely, with a raw body as one more way to write a string.
 
+This is the reader of the ``heredoc`` dialect's own argument syntax, resumable as the
+reply streams in. It is not a repair of broken JSON: that is core's one
+``modelplug.plugin.repair_loose_json``, which provider plugins apply to the arguments
+of real tool calls.
+
 The loose parts are the ones models get wrong in harmless ways: unquoted keys, single
 quotes, trailing commas, Python's True/False/None. The one new form is the raw body,
 for long strings that would need escaping::

@@ -1,0 +1,41 @@
+"""Which distribution serves each well-known provider name, for install hints.
+
+Used only when no enabled plugin serves a spec's provider: the error then says whether
+the plugin is installed but switched off (and by which setting) or which distribution
+to install, with an example model of that provider. Every distribution named here is a
+plugin of this repository (``tests/test_known_providers.py`` checks it); a new plugin
+adds its provider names here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["KNOWN_PROVIDERS", "PRICING_DISTRIBUTION", "KnownProvider"]
+
+
+@dataclass(frozen=True)
+class KnownProvider:
+    """The distributions that can serve a provider name, best first, and an example
+    model id for hints."""
+
+    distributions: tuple[str, ...]
+    example: str
+
+
+_COMPAT = "modelplug-openai-compat"
+KNOWN_PROVIDERS: dict[str, KnownProvider] = {
+    "anthropic": KnownProvider(("modelplug-anthropic",), "claude-sonnet-4-5"),
+    "anthropic-batch": KnownProvider(("modelplug-anthropic",), "claude-sonnet-4-5"),
+    "openai": KnownProvider(("modelplug-openai", _COMPAT), "gpt-5"),
+    "openai-chat": KnownProvider((_COMPAT,), "gpt-4.1"),
+    "ollama": KnownProvider(("modelplug-ollama", _COMPAT), "qwen3:8b"),
+    "ollama-openai": KnownProvider((_COMPAT,), "qwen3:8b"),
+    "lmstudio": KnownProvider((_COMPAT,), "qwen/qwen3-8b"),
+    "llamacpp": KnownProvider((_COMPAT,), "gemma-3-4b-it"),
+    "vllm": KnownProvider((_COMPAT,), "Qwen/Qwen3-8B"),
+    "openrouter": KnownProvider((_COMPAT,), "qwen/qwen3-coder"),
+    "gemini": KnownProvider(("modelplug-gemini",), "gemini-2.5-flash"),
+    "vertex": KnownProvider(("modelplug-gemini",), "gemini-2.5-flash"),
+}
+PRICING_DISTRIBUTION = "modelplug-prices"

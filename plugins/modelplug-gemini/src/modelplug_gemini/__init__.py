@@ -1,0 +1,76 @@
+"""modelplug-gemini: Google Gemini through its own APIs.
+
+Serves ``gemini/<model>`` (and bare ``gemini-*`` ids) through the Gemini API and
+``vertex/<model>`` through Vertex AI, both over REST with httpx2. Only the hook
+implementations live here: httpx2 is imported on the first call, google-auth on the
+first Vertex call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable
+from typing import TYPE_CHECKING
+
+from modelplug.plugin import hookimpl
+
+if TYPE_CHECKING:
+    from modelplug.plugin import Client, ErrorClass, Provider, Settings
+    from modelplug.types import Event, ModelInfo, Request, Route
+
+__all__ = [
+    "modelplug_classify_error",
+    "modelplug_probe",
+    "modelplug_providers",
+    "modelplug_resolve",
+    "modelplug_stream",
+]
+
+_TYPES = ("gemini", "vertex")
+
+
+@hookimpl
+def modelplug_resolve(spec: str, settings: Settings, provider_type: str | None) -> Route | None:
+    from .routes import resolve
+
+    return resolve(spec, settings, provider_type)
+
+
+@hookimpl
+def modelplug_providers(settings: Settings) -> list[Provider]:
+    from .routes import providers
+
+    return providers(settings)
+
+
+@hookimpl
+def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIterator[Event] | None:
+    if route.endpoint.type not in _TYPES:
+        return None
+    from .auth import api_key
+    from .stream import stream_generate
+
+    if route.endpoint.type == "gemini":
+        # Read the key now: a missing one fails before anything is sent.
+        api_key(client, route)
+    return stream_generate(route, request, client)
+
+
+@hookimpl
+def modelplug_classify_error(error: BaseException, route: Route | None) -> ErrorClass | None:
+    if route is None or route.endpoint.type not in _TYPES:
+        return None
+    from .errors import GeminiError
+
+    if isinstance(error, GeminiError):
+        return error.error_class
+    return None
+
+
+@hookimpl
+def modelplug_probe(route: Route, client: Client) -> Awaitable[ModelInfo] | None:
+    # Vertex AI's publisher models endpoint does not report token limits.
+    if route.endpoint.type != "gemini":
+        return None
+    from .probe import probe_model
+
+    return probe_model(route, client)

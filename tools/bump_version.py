@@ -1,0 +1,62 @@
+"""Set the version of core and of every plugin, and the plugins' ``modelplug`` range.
+
+    python tools/bump_version.py 1.1.0
+
+Core and the plugins in this repository move together: each ``pyproject.toml`` gets the
+version, ``core/modelplug/__init__.py`` its ``__version__``, each plugin package its
+``__version__`` where it has one, and every plugin's requirement on core becomes
+``modelplug>=MAJOR.MINOR,<MAJOR+1`` (a plugin keeps working on any later 1.x core: the
+contract only grows within a major version). ``tests/test_distributions.py`` checks it.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VERSION = re.compile(r"^\d+\.\d+\.\d+$")
+
+
+def core_range(version: str) -> str:
+    major, minor, _ = version.split(".")
+    return f"modelplug>={major}.{minor},<{int(major) + 1}"
+
+
+def set_pyproject(path: Path, version: str, *, plugin: bool) -> None:
+    text = path.read_text()
+    text = re.sub(r'(?m)^version = "[^"]*"', f'version = "{version}"', text, count=1)
+    if plugin:
+        # Only inside the dependencies list: the requirement, not a name or a script.
+        text = re.sub(
+            r'(?m)^(dependencies = \[[^\]]*?)"modelplug(?:[<>=!~][^"]*)?"',
+            lambda m: f'{m.group(1)}"{core_range(version)}"',
+            text,
+        )
+    path.write_text(text)
+
+
+def set_dunder(path: Path, version: str) -> None:
+    text = path.read_text()
+    if "__version__ = " in text:
+        path.write_text(re.sub(r'__version__ = "[^"]*"', f'__version__ = "{version}"', text))
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1 or not VERSION.match(argv[0]):
+        print("usage: python tools/bump_version.py MAJOR.MINOR.PATCH", file=sys.stderr)
+        return 2
+    version = argv[0]
+    set_pyproject(ROOT / "pyproject.toml", version, plugin=False)
+    set_dunder(ROOT / "core" / "modelplug" / "__init__.py", version)
+    for pyproject in sorted((ROOT / "plugins").glob("*/pyproject.toml")):
+        set_pyproject(pyproject, version, plugin=True)
+        for init in pyproject.parent.glob("src/*/__init__.py"):
+            set_dunder(init, version)
+    print(f"core and every plugin are at {version}; plugins require {core_range(version)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
