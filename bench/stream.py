@@ -1,5 +1,6 @@
 """Streaming throughput: modelplug's OpenAI-compatible adapter against a raw httpx2 loop
-and peer libraries, all reading the same loopback server in one run.
+and peer libraries, and its Ollama adapter (NDJSON) against a raw httpx2 NDJSON loop,
+all reading loopback servers in one run.
 
     python bench/stream.py [--events 50000] [--repeat 3]
 
@@ -13,11 +14,13 @@ are stated in (lower is better for modelplug):
 
 - modelplug sync  / raw sync httpx2 loop   (target <= 1.5x)
 - modelplug async / raw async httpx2 loop  (target <= 1.25x)
+- modelplug ollama async / raw async httpx2 NDJSON loop  (target <= 1.25x)
 - openai SDK      / modelplug              (target >= 5x)
 - litellm         / modelplug              (when installed)
 
 The raw loops are the honest minimum: read bytes, decode, split lines, one json.loads
-per event, touch the delta.
+per event, touch the delta. A second server streams the same number of Ollama
+``/api/chat`` lines (one text line each, then the final ``done: true`` line).
 """
 
 from __future__ import annotations
@@ -73,11 +76,39 @@ def make_body(events: int) -> bytes:
     return b"".join(parts)
 
 
-class Server:
-    """HTTP/1.1 keep-alive server answering every POST with the same SSE body."""
+def make_ndjson_body(events: int) -> bytes:
+    parts = []
+    for i in range(events):
+        line = {
+            "model": MODEL,
+            "created_at": "2025-12-01T08:00:00.000000Z",
+            "message": {"role": "assistant", "content": f" w{i % 97}"},
+            "done": False,
+        }
+        parts.append(json.dumps(line, separators=(",", ":")).encode() + b"\n")
+    final = {
+        "model": MODEL,
+        "created_at": "2025-12-01T08:00:01.000000Z",
+        "message": {"role": "assistant", "content": ""},
+        "done_reason": "stop",
+        "done": True,
+        "total_duration": 1_000_000_000,
+        "load_duration": 1_000_000,
+        "prompt_eval_count": 10,
+        "prompt_eval_duration": 10_000_000,
+        "eval_count": events,
+        "eval_duration": 900_000_000,
+    }
+    parts.append(json.dumps(final, separators=(",", ":")).encode() + b"\n")
+    return b"".join(parts)
 
-    def __init__(self, body: bytes) -> None:
+
+class Server:
+    """HTTP/1.1 keep-alive server answering every POST with the same body."""
+
+    def __init__(self, body: bytes, content_type: bytes = b"text/event-stream") -> None:
         self.body = body
+        self.content_type = content_type
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
@@ -95,9 +126,9 @@ class Server:
 
     def _serve(self, conn: socket.socket) -> None:
         reader = conn.makefile("rb")
-        head = (
-            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-            b"content-length: %d\r\n\r\n" % len(self.body)
+        head = b"HTTP/1.1 200 OK\r\ncontent-type: %s\r\ncontent-length: %d\r\n\r\n" % (
+            self.content_type,
+            len(self.body),
         )
         try:
             while True:
@@ -169,6 +200,39 @@ async def raw_async(http: Any, url: str) -> int:
     return count
 
 
+OLLAMA_REQUEST = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "stream": True}
+
+
+def raw_sync_ndjson(http: Any, url: str) -> int:
+    count = 0
+    loads = json.loads
+    with http.stream("POST", url + "/api/chat", json=OLLAMA_REQUEST) as response:
+        decode = codecs.getincrementaldecoder("utf-8")().decode
+        rest = ""
+        for chunk in response.iter_bytes():
+            lines = (rest + decode(chunk)).split("\n")
+            rest = lines.pop()
+            for line in lines:
+                if line and loads(line)["message"].get("content"):
+                    count += 1
+    return count
+
+
+async def raw_async_ndjson(http: Any, url: str) -> int:
+    count = 0
+    loads = json.loads
+    async with http.stream("POST", url + "/api/chat", json=OLLAMA_REQUEST) as response:
+        decode = codecs.getincrementaldecoder("utf-8")().decode
+        rest = ""
+        async for chunk in response.aiter_bytes():
+            lines = (rest + decode(chunk)).split("\n")
+            rest = lines.pop()
+            for line in lines:
+                if line and loads(line)["message"].get("content"):
+                    count += 1
+    return count
+
+
 async def _make_async_client() -> Any:
     import httpx2
 
@@ -182,6 +246,22 @@ def modelplug_client(url: str) -> Any:
         enable=["modelplug-openai-compat"],
         entry_points=True,
         config={"providers": {"bench": {"type": "openai-compatible", "base_url": url + "/v1"}}},
+        environ={},
+    )
+
+
+def modelplug_ollama_client(url: str) -> Any:
+    from modelplug import Client
+
+    return Client(
+        enable=["modelplug-ollama"],
+        entry_points=True,
+        # No /api/show before the first call: the bench server answers every POST with
+        # the stream.
+        config={
+            "providers": {"bench": {"type": "ollama", "base_url": url}},
+            "ollama": {"probe": False},
+        },
         environ={},
     )
 
@@ -251,10 +331,10 @@ def timed(events: int, run: Callable[[], int]) -> float:
     return elapsed / events * 1e6
 
 
-def start_server(events: int) -> tuple[subprocess.Popen[str], str]:
+def start_server(events: int, kind: str = "sse") -> tuple[subprocess.Popen[str], str]:
     """The server runs in its own process so it never competes for this one's GIL."""
     process = subprocess.Popen(
-        [sys.executable, __file__, "--serve", "--events", str(events)],
+        [sys.executable, __file__, "--serve", kind, "--events", str(events)],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -270,23 +350,28 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=50_000)
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--serve", choices=["sse", "ndjson"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     n, repeat = args.events, args.repeat
-    if args.serve:
+    if args.serve == "sse":
         server = Server(make_body(n))
+    elif args.serve == "ndjson":
+        server = Server(make_ndjson_body(n), b"application/x-ndjson")
+    if args.serve:
         print(server.url, flush=True)
         threading.Event().wait()
         return 0
     process, url = start_server(n)
+    ndjson_process, ndjson_url = start_server(n, "ndjson")
     try:
-        return report(n, repeat, url)
+        return report(n, repeat, url, ndjson_url)
     finally:
-        process.kill()
-        process.wait()
+        for running in (process, ndjson_process):
+            running.kill()
+            running.wait()
 
 
-def report(n: int, repeat: int, url: str) -> int:
+def report(n: int, repeat: int, url: str, ndjson_url: str) -> int:
     import httpx2
 
     # Every reader keeps its HTTP client (and pool) across rounds, as an application
@@ -296,11 +381,19 @@ def report(n: int, repeat: int, url: str) -> int:
     raw_async_http = loop.run_until_complete(_make_async_client())
     sync_client = modelplug_client(url)
     async_client = modelplug_client(url)
+    ollama_sync_client = modelplug_ollama_client(ndjson_url)
+    ollama_async_client = modelplug_ollama_client(ndjson_url)
     readers: dict[str, Callable[[], int]] = {
         "raw sync httpx2": lambda: raw_sync(raw_sync_http, url),
         "raw async httpx2": lambda: loop.run_until_complete(raw_async(raw_async_http, url)),
         "modelplug sync": lambda: modelplug_sync(sync_client),
         "modelplug async": lambda: loop.run_until_complete(modelplug_async(async_client)),
+        "raw sync NDJSON": lambda: raw_sync_ndjson(raw_sync_http, ndjson_url),
+        "raw async NDJSON": lambda: loop.run_until_complete(
+            raw_async_ndjson(raw_async_http, ndjson_url)
+        ),
+        "ollama sync": lambda: modelplug_sync(ollama_sync_client),
+        "ollama async": lambda: loop.run_until_complete(modelplug_async(ollama_async_client)),
     }
     # Rounds interleave the readers so that noise from other processes spreads over
     # all of them; each reader's best round is kept.
@@ -309,7 +402,9 @@ def report(n: int, repeat: int, url: str) -> int:
         for name, run in readers.items():
             results[name] = min(results[name], timed(n, run))
     sync_client.close()
+    ollama_sync_client.close()
     loop.run_until_complete(async_client.aclose())
+    loop.run_until_complete(ollama_async_client.aclose())
     loop.run_until_complete(raw_async_http.aclose())
     loop.close()
     raw_sync_http.close()
@@ -341,6 +436,16 @@ def report(n: int, repeat: int, url: str) -> int:
     print(
         f"  openai SDK      / modelplug  {sdk_ratio:5.2f}x  [>= 5x]"
         f"  {'ok' if sdk_ratio >= 5 else 'MISSED'}"
+    )
+    ollama_sync = results["ollama sync"] / results["raw sync NDJSON"]
+    ollama_async = results["ollama async"] / results["raw async NDJSON"]
+    print(
+        f"  ollama sync     / raw sync NDJSON   {ollama_sync:5.2f}x  [<= 1.5x]"
+        f"  {'ok' if ollama_sync <= 1.5 else 'MISSED'}"
+    )
+    print(
+        f"  ollama async    / raw async NDJSON  {ollama_async:5.2f}x  [<= 1.25x]"
+        f"  {'ok' if ollama_async <= 1.25 else 'MISSED'}"
     )
     if "litellm (sync)" in results:
         print(f"  litellm         / modelplug  {results['litellm (sync)'] / mp_sync:5.2f}x")

@@ -4,8 +4,9 @@ wall and CPU time on a shared machine are not.
     python bench/stream_instructions.py [--events 10000]
 
 Each reader of bench/stream.py (raw sync and async httpx2 loops, modelplug sync and
-async) runs in its own process under callgrind twice, reading 1,000 and then
-1,000 + N chunks from the loopback server (which runs in a child process, not counted).
+async; the raw async NDJSON loop and modelplug's Ollama adapter, async) runs in its own
+process under callgrind twice, reading 1,000 and then 1,000 + N chunks from the
+loopback server (which runs in a child process, not counted).
 The difference divided by N is the cost of one event, free of start-up and set-up
 costs. Takes a few minutes; needs valgrind.
 """
@@ -26,9 +27,16 @@ import asyncio, sys
 sys.path.insert(0, {here!r})
 import stream as b
 reader, n = sys.argv[1], int(sys.argv[2])
-proc, url = b.start_server(n)
+proc, url = b.start_server(n, "ndjson" if "NDJSON" in reader or "ollama" in reader else "sse")
 try:
-    if reader == "raw sync":
+    if reader == "raw async NDJSON":
+        loop = asyncio.new_event_loop()
+        http = loop.run_until_complete(b._make_async_client())
+        loop.run_until_complete(b.raw_async_ndjson(http, url))
+    elif reader == "ollama async":
+        loop = asyncio.new_event_loop()
+        loop.run_until_complete(b.modelplug_async(b.modelplug_ollama_client(url)))
+    elif reader == "raw sync":
         import httpx2
         b.raw_sync(httpx2.Client(timeout=60), url)
     elif reader == "raw async":
@@ -44,7 +52,14 @@ finally:
     proc.kill()
 """
 
-READERS = ("raw sync", "raw async", "modelplug sync", "modelplug async")
+READERS = (
+    "raw sync",
+    "raw async",
+    "modelplug sync",
+    "modelplug async",
+    "raw async NDJSON",
+    "ollama async",
+)
 
 
 def instructions(script: Path, reader: str, events: int) -> int:
@@ -71,6 +86,8 @@ def main() -> int:
     async_ratio = per_event["modelplug async"] / per_event["raw async"]
     print(f"modelplug sync  / raw sync   {sync_ratio:5.2f}x  [time target <= 1.5x]")
     print(f"modelplug async / raw async  {async_ratio:5.2f}x  [time target <= 1.25x]")
+    ollama_ratio = per_event["ollama async"] / per_event["raw async NDJSON"]
+    print(f"ollama async    / raw async NDJSON  {ollama_ratio:5.2f}x  [time target <= 1.25x]")
     return 0
 
 

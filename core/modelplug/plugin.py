@@ -22,7 +22,8 @@ Errors
     :func:`retry_after_from_headers`, :func:`retry_after_of`, :func:`parse_retry_after`.
 
 Streams
-    :class:`SSEFramer` (bytes to whole server-sent events), :class:`HeldText` (tool calls
+    :class:`SSEFramer` (bytes to whole server-sent events), :class:`NDJSONFramer` (bytes
+    to whole lines of newline-delimited JSON), :class:`HeldText` (tool calls
     written as text), :func:`parse_arguments` and :func:`repair_loose_json` (the one
     loose-JSON repair; it never closes a truncation), :func:`estimate_tokens` and
     :func:`estimated_usage` (the one estimate for servers that report no usage).
@@ -65,6 +66,7 @@ __all__ = [
     "ModelInfo",
     "ModelplugError",
     "ModelplugWarning",
+    "NDJSONFramer",
     "NoProviderError",
     "PluginError",
     "PluginLoadError",
@@ -143,6 +145,7 @@ _WHERE = {
     "retry_after_of": "builtin.classify",
     "parse_retry_after": "builtin.classify",
     "SSEFramer": "sse",
+    "NDJSONFramer": "ndjson",
     "HeldText": "held_text",
     "parse_arguments": "loose_json",
     "repair_loose_json": "loose_json",
@@ -204,6 +207,7 @@ if TYPE_CHECKING:
     from .held_text import HeldText
     from .hookspecs import hookspec
     from .loose_json import parse_arguments, repair_loose_json
+    from .ndjson import NDJSONFramer
     from .options import read_options
     from .plugins import find_policies, hookimpl
     from .redact import clean_exception, redact, redact_data, register_secret

@@ -375,3 +375,16 @@ def test_a_fence_without_a_language_stays_text(kit: SimpleNamespace) -> None:
     for mode in ("whole", "lines"):
         result = kit.parse(reply, mode=mode)
         assert (result.text, result.calls) == (reply, []), mode
+
+
+def test_deep_nesting_is_refused_whatever_the_recursion_limit(kit: SimpleNamespace) -> None:
+    import sys
+
+    deep = '{"name": "get_weather", "arguments": {"a": ' + "[" * 5000 + "]" * 5000 + "}}"
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(100_000)  # what mypy, for one, sets in the same process
+    try:
+        assert kit.parse("```json\n" + deep + "\n```").calls == []
+        assert kit.parse(deep).calls == []
+    finally:
+        sys.setrecursionlimit(limit)

@@ -83,7 +83,8 @@ async def bearer_token(credentials: Any) -> str:
 async def auth_headers(client: Client, route: Route, credentials: Any | None) -> dict[str, str]:
     """The headers that authenticate one request: the provider's configured headers
     and either ``x-goog-api-key`` or ``Authorization: Bearer``."""
-    headers = dict(route.endpoint.headers)
+    # A route holds header names only; the values come from the user's settings now.
+    headers = client.settings.provider_headers(route.provider)
     for value in headers.values():
         register_secret(value)
     # One credential header: ours wins over a configured one of the same name.

@@ -64,8 +64,37 @@ def decode_json(text: str) -> Any:
     return values[0]
 
 
+def _too_deep(text: str) -> bool:
+    """Whether brackets outside strings nest deeper than MAX_DEPTH. Checked here, not
+    left to RecursionError: the interpreter's recursion limit is the host program's
+    setting (mypy, for one, raises it to 16,384), and a limit that moves is no limit."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False
+
+
 def decode_json_values(text: str) -> list[Any]:
     """Whitespace-separated strict JSON values (at least one)."""
+    if _too_deep(text):
+        raise NotACall(f"nested deeper than {MAX_DEPTH} levels")
     values: list[Any] = []
     end = len(text)
     i = skip_blanks(text, 0, WHITESPACE)

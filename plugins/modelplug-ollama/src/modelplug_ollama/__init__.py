@@ -1,0 +1,74 @@
+"""modelplug-ollama: Ollama through its native API (``POST /api/chat``, NDJSON).
+
+Serves the provider type ``ollama``: the ``ollama`` provider (declared native, so it
+wins over openai-compat's preset of the same name) and the user's providers of this
+type. Only the hook implementations live here; the modules that do the work (and
+httpx2) are imported when a hook first needs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable
+from typing import TYPE_CHECKING
+
+from modelplug.plugin import hookimpl
+
+if TYPE_CHECKING:
+    from modelplug.plugin import Client, ErrorClass, ModelInfo, Provider, Route, Settings
+    from modelplug.types import Event, Request
+
+__all__ = [
+    "modelplug_classify_error",
+    "modelplug_probe",
+    "modelplug_providers",
+    "modelplug_resolve",
+    "modelplug_stream",
+]
+
+TYPE = "ollama"
+
+
+@hookimpl
+def modelplug_resolve(spec: str, settings: Settings, provider_type: str | None) -> Route | None:
+    from .providers import resolve
+
+    return resolve(spec, settings, provider_type)
+
+
+@hookimpl
+def modelplug_providers(settings: Settings) -> list[Provider]:
+    from .providers import provider_names
+
+    return provider_names(settings)
+
+
+@hookimpl
+def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIterator[Event] | None:
+    if route.endpoint.type != TYPE:
+        return None
+    from .stream import stream_chat
+
+    # No key by default; a hosted Ollama behind a proxy names one in the user's file.
+    # Read now, so a missing one fails before anything is sent (and is redacted).
+    key = client.settings.api_key(route.endpoint.api_key_env, route.provider)
+    return stream_chat(route, request, client, key)
+
+
+@hookimpl
+def modelplug_classify_error(error: BaseException, route: Route | None) -> ErrorClass | None:
+    if route is not None and route.endpoint.type != TYPE:
+        return None
+    from .errors import OllamaError
+
+    if isinstance(error, OllamaError):
+        return error.error_class
+    return None
+
+
+@hookimpl
+def modelplug_probe(route: Route, client: Client) -> Awaitable[ModelInfo] | None:
+    if route.endpoint.type != TYPE:
+        return None
+    from .probe import probe
+
+    return probe(route, client)

@@ -1,0 +1,400 @@
+"""Stream one ``/api/chat`` call: the request, the NDJSON lines, events, the Response.
+
+The hot path (a line that only carries text) costs one JSON parse, a few dict lookups
+and the TextDelta itself; every other line (thinking, tool calls, the final line, an
+error) goes through :class:`Accumulator`. Lines are read inline, with no generator
+layer per line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from modelplug.plugin import (
+    HeldText,
+    NDJSONFramer,
+    RequestError,
+    estimated_usage,
+    parse_arguments,
+    redact,
+)
+from modelplug.types import (
+    Block,
+    Done,
+    Event,
+    Message,
+    Request,
+    Response,
+    Route,
+    StopReason,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolCallStart,
+    ToolUseBlock,
+    Usage,
+    new_tool_use_id,
+)
+
+from .errors import OllamaError, error_answer, error_line, not_done, stream_broken, unreachable
+from .http import request_headers, shared_http
+from .probe import Known, known_for, learn, num_ctx_for
+from .request import build_body
+
+if TYPE_CHECKING:
+    from modelplug.plugin import Client
+
+__all__ = ["Accumulator", "stream_chat"]
+
+STOP_REASONS: dict[str, StopReason] = {"stop": "end_turn", "length": "max_tokens"}
+DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
+# Fields of the final line kept in metadata as the server sent them (Ollama's cloud
+# models say which upstream answered).
+PASSED_ON = ("remote_model", "remote_host")
+
+
+class Accumulator:
+    """Everything of one answer: text, thinking, tool calls, the final line."""
+
+    def __init__(self, route: Route, request: Request, num_ctx: int | None) -> None:
+        self.route = route
+        self.num_ctx = num_ctx
+        self.hide_thinking = request.thinking is not None and request.thinking.hide
+        self.text: list[str] = []
+        self.thinking: list[str] = []
+        self.calls: list[ToolUseBlock] = []
+        self.repairs: dict[str, list[str]] = {}
+        self.served: str | None = None
+        self.final: dict[str, Any] | None = None  # the line with done: true
+        self.held: HeldText | None = None  # set when text may hold tool calls
+
+    def loads(self, line: str) -> Any:
+        """A line the fast scanner refused (whitespace around it, or broken): parsed
+        the slow way; None for a blank line."""
+        if not line.strip():
+            return None
+        try:
+            return json.loads(line)
+        except ValueError:
+            raise self.malformed(line) from None
+
+    def malformed(self, line: str) -> OllamaError:
+        return stream_broken(
+            self.route,
+            f"Ollama sent a line that is not a JSON object: {redact(line.strip())[:200]!r}",
+            reason="malformed stream line",
+            partial=self.partial(),
+        )
+
+    def line(self, obj: Any, raw: str) -> list[Event]:
+        """Read one line in full (everything but the plain text line's fast path)."""
+        if type(obj) is not dict:
+            raise self.malformed(raw)
+        if self.served is None and isinstance(obj.get("model"), str):
+            self.served = obj["model"]
+        error = obj.get("error")
+        if error:
+            raise error_line(error, self.route, self.partial(), self.num_ctx)
+        events: list[Event] = []
+        message = obj.get("message")
+        if isinstance(message, dict):
+            thought = message.get("thinking")
+            if type(thought) is str and thought:
+                self.thinking.append(thought)
+                if not self.hide_thinking:
+                    events.append(ThinkingDelta(text=thought))
+            content = message.get("content")
+            if type(content) is str and content:
+                self.text.append(content)
+                if self.held is None:
+                    events.append(TextDelta.of(content))
+                else:
+                    visible = self.held.feed(content)
+                    if visible:
+                        events.append(TextDelta.of(visible))
+            calls = message.get("tool_calls")
+            if calls:
+                events.extend(self.tool_calls(calls))
+        elif message is not None:
+            raise self.malformed(raw)
+        if obj.get("done") is True:
+            self.final = obj
+        return events
+
+    def tool_calls(self, items: Any) -> list[Event]:
+        """Ollama sends each call whole, its arguments an object, in one line."""
+        events: list[Event] = []
+        for item in items if isinstance(items, list) else [items]:
+            function = item.get("function") if isinstance(item, dict) else None
+            if not isinstance(function, dict):
+                continue
+            name = function.get("name")
+            if not isinstance(name, str) or not name:
+                continue
+            given = item.get("id")
+            call_id = given if isinstance(given, str) and given else new_tool_use_id()
+            arguments = function.get("arguments")
+            value: dict[str, Any] | str
+            if isinstance(arguments, dict):
+                value = arguments
+            elif isinstance(arguments, str):
+                value, applied = parse_arguments(arguments)
+                if applied:
+                    self.repairs[call_id] = applied
+            elif arguments is None:
+                value = {}
+            else:
+                # Not an object: kept as text, so the tool's input check refuses it
+                # and the model can try again.
+                value = json.dumps(arguments)
+            events.append(ToolCallStart(id=call_id, name=name, index=len(self.calls)))
+            self.calls.append(ToolUseBlock(id=call_id, name=name, input=value))
+        return events
+
+    def thinking_block(self) -> ThinkingBlock | None:
+        if not self.thinking:
+            return None
+        thought = "".join(self.thinking)
+        return ThinkingBlock(text="" if self.hide_thinking else thought, wire={"thinking": thought})
+
+    def partial(self) -> Response | None:
+        """What arrived before a failure: thinking, text and the calls complete so far
+        (None: nothing did)."""
+        if not self.text and not self.thinking and not self.calls:
+            return None
+        content: list[Block] = []
+        thinking = self.thinking_block()
+        if thinking is not None:
+            content.append(thinking)
+        text = "".join(self.text)
+        if text:
+            content.append(TextBlock(text=text))
+        content.extend(self.calls)
+        got = len(text) + sum(len(t) for t in self.thinking)
+        return Response(
+            message=Message(role="assistant", content=content, model=self.route.name),
+            stop_reason="other",
+            usage=estimated_usage(0, got),
+            model=self.route.name,
+        )
+
+    def finish(self, sent: int) -> list[Event]:
+        """The events after the final line: held text, then Done."""
+        final = self.final or {}
+        reason = final.get("done_reason")
+        if reason in ("load", "unload"):
+            raise not_done(self.route, reason, self.partial())
+        events: list[Event] = []
+        cut = reason == "length"
+        calls = list(self.calls)
+        text = "".join(self.text)
+        from_text = False
+        if self.held is not None:
+            if not calls and not cut:
+                rest, text, calls = self.held.finish()
+                from_text = bool(calls)
+            else:
+                rest = self.held.release()
+            if rest:
+                events.append(TextDelta(text=rest))
+        # An Ollama before done_reason existed said nothing: that was a stop.
+        stop: StopReason = STOP_REASONS.get(reason, "other") if reason else "end_turn"
+        if calls and stop in ("end_turn", "other"):
+            stop = "tool_use"  # Ollama says "stop" after a call
+        content: list[Block] = []
+        thinking = self.thinking_block()
+        if thinking is not None:
+            content.append(thinking)
+        if text:
+            content.append(TextBlock(text=text))
+        content.extend(calls)
+        metadata = self.metadata(final, reason)
+        if from_text:
+            metadata["tool_calls_from_text"] = True
+        usage = Usage.from_ollama(final)
+        if usage is None:
+            got = len(text) + sum(len(t) for t in self.thinking)
+            got += sum(len(json.dumps(c.input)) for c in calls)
+            usage = estimated_usage(sent, got)
+        response = Response(
+            message=Message(role="assistant", content=content, model=self.route.name),
+            stop_reason=stop,
+            usage=usage,
+            model=self.route.name,
+            metadata=metadata,
+        )
+        events.append(Done(response=response))
+        return events
+
+    def metadata(self, final: dict[str, Any], reason: Any) -> dict[str, Any]:
+        metadata: dict[str, Any] = {}
+        durations = {
+            name.removesuffix("_duration"): final[name]
+            for name in DURATIONS
+            if type(final.get(name)) is int
+        }
+        if durations:
+            metadata["durations_ns"] = durations
+        if self.num_ctx is not None:
+            metadata["num_ctx"] = self.num_ctx
+        if self.served and self.served != self.route.model:
+            metadata["served_model"] = self.served
+        for name in PASSED_ON:
+            if isinstance(final.get(name), str) and final[name]:
+                metadata[name] = final[name]
+        if reason and reason not in STOP_REASONS:
+            metadata["done_reason"] = reason
+        if self.repairs:
+            metadata["tool_call_repairs"] = self.repairs
+        return metadata
+
+
+def _check_tools(route: Route, known: Known | None) -> None:
+    if known is not None and known.can("tools") is False:
+        caps = ", ".join(known.capabilities or ()) or "none"
+        raise RequestError(
+            f"{route.name} cannot call tools: Ollama lists its capabilities as {caps} "
+            "(from /api/show). Use a model with tools, or send the request without tools."
+        )
+
+
+async def stream_chat(
+    route: Route, request: Request, client: Client, key: str | None
+) -> AsyncIterator[Event]:
+    """The events of one call, ending with exactly one Done."""
+    import httpx2
+
+    http, options = shared_http(client)
+    known = known_for(client, route)
+    if known is None and options.probe:
+        known = await learn(client, route)
+    tools = request.tools if request.tool_choice != "none" else []
+    if tools:
+        _check_tools(route, known)
+    num_ctx = num_ctx_for(client, route, known)
+    body = build_body(
+        request,
+        route,
+        num_ctx=num_ctx,
+        keep_alive=options.keep_alive,
+        can_think=known.can("thinking") if known is not None else None,
+    )
+    payload = json.dumps(body, ensure_ascii=False).encode()
+    url = f"{route.endpoint.base_url}/api/chat"
+    try:
+        response = await http.send(
+            http.build_request(
+                "POST", url, content=payload, headers=request_headers(route, key, client.settings)
+            ),
+            stream=True,
+        )
+    except httpx2.ConnectError:
+        raise unreachable(route) from None
+    except httpx2.TimeoutException as exc:
+        raise stream_broken(
+            route,
+            f"Ollama at {route.endpoint.base_url} did not answer in time ({type(exc).__name__})",
+            reason="timed out",
+        ) from None
+    except httpx2.TransportError as exc:
+        raise stream_broken(
+            route, f"the request to Ollama failed: {type(exc).__name__}", reason="connection lost"
+        ) from None
+    chunks: AsyncIterator[bytes] | None = None
+    try:
+        if response.status_code >= 300:
+            try:
+                error_body = await response.aread()
+            except httpx2.HTTPError:
+                error_body = b""
+            raise error_answer(response.status_code, response.headers, error_body, route, num_ctx)
+        acc = Accumulator(route, request, num_ctx)
+        mode = route.info.text_tool_calls or "whole"
+        held = client.held_text(tools, mode) if tools and mode != "off" else None
+        acc.held = held
+        append = acc.text.append
+        framer = NDJSONFramer()
+        feed = framer.feed
+        # One scanner per stream (its memo is not shared); typeshed does not declare it.
+        # json.loads would add two regex matches and two Python frames per line.
+        scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+        fast = False  # opens after the first line (read in full: it names the model)
+        # Kept, to be closed here: reading stops at the final line, and an iterator left
+        # open would be closed by the event loop later, or never.
+        chunks = response.aiter_bytes()
+        try:
+            async for chunk in chunks:
+                for line in feed(chunk):
+                    try:
+                        obj, end = scan(line, 0)
+                        if end != len(line):
+                            raise ValueError("trailing data")
+                    except (StopIteration, ValueError):
+                        obj = acc.loads(line)
+                        if obj is None:
+                            continue
+                    if fast:
+                        # The hot path: {"model", "created_at", "message": {"role",
+                        # "content"}, "done": false}. Anything else falls through.
+                        try:
+                            message = obj["message"]
+                            if obj["done"] is False and len(message) == 2 and "role" in message:
+                                content = message["content"]
+                                if type(content) is str and content:
+                                    append(content)
+                                    yield TextDelta.of(content)
+                                    continue
+                        except (KeyError, TypeError):
+                            pass
+                    for event in acc.line(obj, line):
+                        yield event
+                    if acc.final is not None:
+                        break
+                    fast = held is None
+                if acc.final is not None:
+                    break
+            cut_line = False
+            if acc.final is None:
+                for line in framer.close():
+                    # A last line without its newline: whole (a server that ends on no
+                    # newline), or what a cut connection left of it.
+                    try:
+                        obj = json.loads(line)
+                    except ValueError:
+                        cut_line = True
+                        continue
+                    for event in acc.line(obj, line):
+                        yield event
+        except httpx2.ReadTimeout:
+            raise stream_broken(
+                route,
+                f"Ollama sent nothing for {options.read_timeout:g} s (read_timeout in "
+                "[ollama]); the server stalled",
+                reason="the stream stalled",
+                partial=acc.partial(),
+            ) from None
+        except (httpx2.TransportError, httpx2.DecodingError) as exc:
+            raise stream_broken(
+                route,
+                f"the connection to Ollama dropped mid-stream ({type(exc).__name__})",
+                reason="connection lost",
+                partial=acc.partial(),
+            ) from None
+        if acc.final is None:
+            raise stream_broken(
+                route,
+                "the stream from Ollama ended before its final line (done: true)"
+                + ("; its last line was cut off" if cut_line else ""),
+                reason="the stream ended early",
+                partial=acc.partial(),
+            )
+        for event in acc.finish(len(payload)):
+            yield event
+    finally:
+        close = getattr(chunks, "aclose", None)
+        if close is not None:
+            await close()
+        await response.aclose()
