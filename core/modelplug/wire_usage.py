@@ -65,8 +65,12 @@ def from_openai(raw: Any) -> Usage | None:
 
 
 def from_anthropic(raw: Any) -> Usage | None:
-    """Messages API ``usage``: ``input_tokens`` already excludes the cache."""
+    """Messages API ``usage``: ``input_tokens`` already excludes the cache. Counts left
+    out (or null) are 0, as message_delta leaves out what it does not change; a usage
+    with neither ``input_tokens`` nor ``output_tokens`` is no usage (None)."""
     if not isinstance(raw, Mapping):
+        return None
+    if raw.get("input_tokens") is None and raw.get("output_tokens") is None:
         return None
     server = _details(raw, "server_tool_use")
     values = {

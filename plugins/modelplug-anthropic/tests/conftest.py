@@ -9,7 +9,7 @@ from typing import Any
 
 import modelplug_anthropic
 import pytest
-from modelplug.client import Client
+from modelplug import Client
 from modelplug.testing import WireServer, calm_hypothesis
 
 RECORDINGS = Path(__file__).parent / "recordings"

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from modelplug.client import Client
-from modelplug.errors import RequestError
+from modelplug import Client, RequestError
 from modelplug.testing import WireServer, load_recording
 from modelplug.types import (
     Endpoint,

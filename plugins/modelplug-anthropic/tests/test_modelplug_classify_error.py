@@ -9,8 +9,7 @@ from typing import Any
 
 import modelplug_anthropic
 import pytest
-from modelplug.client import Client
-from modelplug.errors import ModelError
+from modelplug import Client, ModelError
 from modelplug.testing import WireServer
 from modelplug.types import Endpoint, Route
 from modelplug_anthropic.errors import BatchResultError, ResponseStartTimeout

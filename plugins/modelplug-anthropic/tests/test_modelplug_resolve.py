@@ -11,8 +11,7 @@ from pathlib import Path
 
 import modelplug_anthropic
 import pytest
-from modelplug.client import Client
-from modelplug.errors import UnknownProviderError
+from modelplug import Client, UnknownProviderError
 
 MakeClient = Callable[..., Client]
 
@@ -46,7 +45,7 @@ def test_modelplug_resolve_knows_which_models_think(make_client: MakeClient) -> 
 
 
 def test_modelplug_resolve_leaves_other_specs_alone() -> None:
-    from modelplug.settings import load_settings
+    from modelplug import load_settings
 
     settings = load_settings(user_path="/nonexistent/config.toml", environ={}, use_project=False)
     for spec in ("ollama/qwen3", "gpt-4o", "anthropic/", "openrouter/anthropic/claude-opus-5"):

@@ -10,8 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from modelplug.client import Client
-from modelplug.errors import MissingKeyError, ModelError
+from modelplug import Client, MissingKeyError, ModelError
 from modelplug.testing import WireServer
 from modelplug.types import (
     Done,
@@ -29,6 +28,7 @@ from modelplug.types import (
     ToolUseBlock,
 )
 from modelplug_anthropic import sdk as sdk_module
+from modelplug_anthropic.options import Options
 
 MakeClient = Callable[..., Client]
 Recording = Callable[[str], Path]
@@ -357,8 +357,8 @@ def test_modelplug_stream_abort_closes_the_request(
     responses: list[object] = []
     real_factory = sdk_module.make_http_client
 
-    def watching_factory(limits: sdk_module.Limits) -> object:
-        http = real_factory(limits)
+    def watching_factory(options: Options) -> object:
+        http = real_factory(options)
 
         async def keep(response: object) -> None:
             responses.append(response)
@@ -397,46 +397,6 @@ def test_modelplug_stream_abort_closes_the_request(
     assert responses[0].is_closed  # type: ignore[attr-defined]
 
 
-def test_modelplug_stream_limits_the_wait_for_the_response_to_start(
-    claude_client: MakeClient,
-    wire_server: WireServer,
-    recording: Recording,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(sdk_module, "LIMITS", sdk_module.Limits(start=0.2, idle=5.0))
-    wire_server.add_file(recording("text.sse"), stall=2.0)
-    with pytest.raises(ModelError) as caught:
-        claude_client().complete("anthropic/claude-sonnet-4-6", "hi")
-    assert caught.value.kind == "transient"
-    assert caught.value.retryable
-    assert "no response within 0.2 s" in str(caught.value)
-
-
-def test_modelplug_stream_idle_body_timeout_is_transient_and_keeps_partial(
-    claude_client: MakeClient,
-    wire_server: WireServer,
-    recording: Recording,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(sdk_module, "LIMITS", sdk_module.Limits(start=5.0, idle=0.3))
-    data = recording("text.sse").read_bytes().split(b"\n", 1)[1]
-    cut = data.index(b"event: content_block_delta", data.index(b"Hello"))
-    wire_server.add([data[:cut], (3.0, data[cut:])])
-    with pytest.raises(ModelError) as caught:
-        claude_client().complete("anthropic/claude-sonnet-4-6", "hi")
-    assert caught.value.kind == "transient"
-    assert caught.value.partial is not None
-    assert caught.value.partial.text == "Hello"
-
-
-def test_default_limits_allow_long_silent_thinking() -> None:
-    limits = sdk_module.Limits()
-    assert limits.start == 600
-    assert limits.idle >= 20 * 60
-    timeout = sdk_module.http_timeout(limits)
-    assert timeout.read is not None and timeout.read >= 1200
-
-
 def test_modelplug_stream_ignores_the_sdk_base_url_variable(
     claude_client: MakeClient,
     wire_server: WireServer,
@@ -460,7 +420,7 @@ def test_sdk_client_uses_the_default_url_without_user_settings(
 
     async def build() -> str:
         try:
-            sdk = sdk_module.sdk_client(route, client, "sk-ant-unused-key")
+            sdk, _ = sdk_module.sdk_client(route, client, "sk-ant-unused-key")
             assert sdk.max_retries == 0
             assert sdk.timeout.read >= 1200
             return str(sdk.base_url)

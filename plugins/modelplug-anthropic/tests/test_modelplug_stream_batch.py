@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug.client import Client
-from modelplug.errors import ModelError
+from modelplug import Client, ModelError
 from modelplug.testing import WireServer, load_recording
 from modelplug.types import Done, Notice, Request, TextDelta
 from modelplug_anthropic import batch as batch_module

@@ -22,7 +22,7 @@ from .errors import BatchResultError
 from .mapping import from_wire_message, to_wire_params
 
 if TYPE_CHECKING:
-    from modelplug.client import Client
+    from modelplug.plugin import Client
 
 __all__ = ["CUSTOM_ID", "PRICE_FACTOR", "TIMING", "BatchTiming", "stream_batch"]
 
@@ -115,8 +115,8 @@ async def stream_batch(
 ) -> AsyncIterator[Event]:
     """One request through the Batch API; see the module docstring."""
     timing = TIMING
-    sdk = sdk_module.sdk_client(route, client, key)
-    cache = sdk_module.cache_enabled(request, client.settings)
+    sdk, options = sdk_module.sdk_client(route, client, key)
+    cache = sdk_module.cache_enabled(request, options)
     hide = request.thinking is not None and request.thinking.hide
     params = to_wire_params(request, route, cache=cache)
     # Sent once: a new submission is the fallback policy's decision, not ours.

@@ -3,7 +3,8 @@
 The SDK is never imported here: an exception can only be one of its errors if the SDK
 is already loaded, so the check reads ``sys.modules`` and the error's plain properties.
 What every provider's errors share (the status table, Retry-After, an abort) is core's;
-this module adds the SDK's exception types, Anthropic's wording and the batch results.
+this module adds the SDK's exception types, Anthropic's wording, the batch results and
+the stream reader's own errors (:class:`StreamError`, born with their class).
 """
 
 from __future__ import annotations
@@ -11,17 +12,111 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import sys
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from modelplug.builtin.classify import classify as generic_classify
-from modelplug.builtin.classify import retry_after_of
-from modelplug.errors import ErrorClass, class_for_status
+from modelplug.plugin import (
+    ErrorClass,
+    ErrorKind,
+    ModelError,
+    class_for_status,
+    classify_generic,
+    redact,
+    retry_after_of,
+)
 
-__all__ = ["BatchResultError", "ResponseStartTimeout", "classify"]
+if TYPE_CHECKING:
+    from modelplug.types import Response, Route
+
+__all__ = [
+    "BatchResultError",
+    "ResponseStartTimeout",
+    "StreamError",
+    "broken",
+    "classify",
+    "error_event",
+    "malformed",
+    "not_an_event_stream",
+]
 
 
 class ResponseStartTimeout(TimeoutError):
     """The API sent no response headers within the start limit."""
+
+
+class StreamError(ModelError):
+    """A Messages API stream that failed after its 200: cut short, unreadable, spliced,
+    or an ``error`` event. Carries its ErrorClass and what was produced before."""
+
+
+def broken(
+    route: Route, message: str, *, reason: str, partial: Response | None = None
+) -> StreamError:
+    """A transient failure: the same request may succeed when sent again."""
+    return StreamError(
+        message,
+        error_class=_transient(reason),
+        route=route,
+        partial=partial,
+    )
+
+
+def malformed(
+    route: Route, problem: str, raw: str, *, partial: Response | None = None
+) -> StreamError:
+    """An event the reader cannot use: ``problem`` says what is wrong with it, and the
+    start of the event is quoted (redacted)."""
+    quoted = redact(raw.strip())[:200]
+    return broken(
+        route,
+        f"Anthropic sent {problem}: {quoted!r}",
+        reason="malformed stream event",
+        partial=partial,
+    )
+
+
+def not_an_event_stream(route: Route, content_type: str, body: bytes) -> StreamError:
+    """A 200 that is not a stream (a login portal, a proxy's page): the same request
+    would get the same page, so it is not retried, but another model may answer."""
+    shown = content_type.split(";")[0].strip() or "a body without a content type"
+    start = redact(body[:200].decode("utf-8", "replace").strip())
+    return StreamError(
+        f"the server answered {shown}, not an event stream; check base_url"
+        + (f" (it began {start[:120]!r})" if start else ""),
+        error_class=ErrorClass(
+            kind="other", fallback=True, status=200, reason="not an event stream"
+        ),
+        route=route,
+    )
+
+
+def error_event(
+    route: Route, payload: Mapping[str, Any], *, partial: Response | None = None
+) -> StreamError:
+    """An ``error`` event inside a 200 stream, classified by its error type."""
+    error = payload.get("error")
+    details: Mapping[str, Any] = error if isinstance(error, Mapping) else {}
+    given_type, given_text = details.get("type"), details.get("message")
+    etype = given_type if isinstance(given_type, str) else None
+    text = given_text if isinstance(given_text, str) else ""
+    if not details and isinstance(error, str):
+        text = error
+    found = class_for_status(None, error_type=etype, text=text.lower())
+    if found is None and etype == "invalid_request_error":
+        found = ErrorClass(kind="bad_request", reason="bad request")
+    elif found is None:
+        # A type the table does not know (a proxy's "stream_error"): the server failed
+        # while answering, after a 200; the same request may well succeed again.
+        found = _transient(f"error event {etype or 'without a type'}")
+    else:
+        found = _in_anthropic_words(found)
+    said = ": ".join(part for part in (etype, redact(text)[:500]) if part)
+    return StreamError(
+        f"Anthropic reported an error mid-stream: {said or 'no details'}",
+        error_class=found,
+        route=route,
+        partial=partial,
+    )
 
 
 class BatchResultError(Exception):
@@ -94,7 +189,7 @@ def _batch_error(error: BatchResultError) -> ErrorClass:
     if error.result == "errored":
         found = class_for_status(None, error_type=error.type, text=_text(error))
         if found is None:
-            kind = "bad_request" if error.type == "invalid_request_error" else "other"
+            kind: ErrorKind = "bad_request" if error.type == "invalid_request_error" else "other"
             return ErrorClass(kind=kind, reason=f"the batch request failed: {error.type}")
         return dataclasses.replace(found, reason=f"the batch request failed: {found.reason}")
     return BATCH_ENDINGS.get(error.result) or ErrorClass(
@@ -109,7 +204,9 @@ def classify(error: BaseException, ours: bool = True) -> ErrorClass | None:
     error (raised from inside a streamed body) is ours to classify too.
     """
     if isinstance(error, asyncio.CancelledError):
-        return generic_classify(error)
+        return classify_generic(error)
+    if isinstance(error, StreamError):
+        return error.error_class
     if isinstance(error, BatchResultError):
         return _batch_error(error)
     if isinstance(error, ResponseStartTimeout):

@@ -19,8 +19,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from modelplug.errors import RequestError
-from modelplug.replay import is_replayable
+from modelplug.plugin import RequestError, is_replayable
 from modelplug.types import (
     Block,
     ImageBlock,
@@ -52,7 +51,6 @@ __all__ = [
     "to_wire_messages",
     "to_wire_params",
     "to_wire_tools",
-    "usage_from_wire",
 ]
 
 CACHE_MARK: dict[str, str] = {"type": "ephemeral"}
@@ -331,7 +329,8 @@ def _search_view(block: Mapping[str, Any]) -> str | None:
     """A readable view of a server-tool block for display and for other providers."""
     kind = block.get("type")
     if kind == "server_tool_use":
-        query = (block.get("input") or {}).get("query")
+        given = block.get("input")
+        query = given.get("query") if isinstance(given, Mapping) else None
         return f"[{block.get('name')}: {query}]" if query else f"[{block.get('name')}]"
     if kind == "web_search_tool_result":
         content = block.get("content")
@@ -347,32 +346,20 @@ def _search_view(block: Mapping[str, Any]) -> str | None:
     return None
 
 
-def usage_from_wire(usage: Mapping[str, Any] | None) -> Usage:
-    """Messages API usage -> Usage. ``input_tokens`` already excludes the cache."""
-    if not usage:
-        return Usage(reported=False)
-    server = usage.get("server_tool_use") or {}
-    details = usage.get("output_tokens_details") or {}
-    return Usage(
-        input=usage.get("input_tokens") or 0,
-        output=usage.get("output_tokens") or 0,
-        cache_read=usage.get("cache_read_input_tokens") or 0,
-        cache_write=usage.get("cache_creation_input_tokens") or 0,
-        reasoning=details.get("thinking_tokens") or 0,
-        web_searches=server.get("web_search_requests") or 0,
-    )
-
-
 def stop_reason_from_wire(reason: str | None) -> StopReason:
     return _STOP_REASONS.get(reason or "", "other")
 
 
-def from_wire_message(message: Any, route: Route | str, *, hide_thinking: bool = False) -> Response:
+def from_wire_message(
+    message: Any, route: Route | str, *, hide_thinking: bool = False, usage: Usage | None = None
+) -> Response:
     """A Messages API message (a dict, or an SDK ``Message``) as a Response.
 
     Thinking blocks keep the vendor block in ``wire``; with ``hide_thinking`` their
     ``text`` is blank (the wire still holds it, and goes back unchanged). Server-tool
-    blocks become OpaqueBlocks; citations stay on their text block.
+    blocks become OpaqueBlocks; citations stay on their text block. ``usage``: the
+    caller's own reading of the counts; else the message's ``usage``
+    (:meth:`Usage.from_anthropic`), marked not reported when it has none.
     """
     data = _as_dict(message)
     name = route if isinstance(route, str) else route.name
@@ -406,6 +393,8 @@ def from_wire_message(message: Any, route: Route | str, *, hide_thinking: bool =
             content.append(
                 OpaqueBlock(kind=kind, wire=_wire_block(block), text=_search_view(block))
             )
+    if usage is None:
+        usage = Usage.from_anthropic(data.get("usage")) or Usage(reported=False)
     metadata: dict[str, Any] = {}
     for key in ("id", "stop_sequence"):
         if data.get(key) is not None:
@@ -413,7 +402,7 @@ def from_wire_message(message: Any, route: Route | str, *, hide_thinking: bool =
     return Response(
         message=Message(role="assistant", content=content, model=name),
         stop_reason=stop_reason_from_wire(data.get("stop_reason")),
-        usage=usage_from_wire(data.get("usage")),
+        usage=usage,
         model=name,
         metadata=metadata,
     )

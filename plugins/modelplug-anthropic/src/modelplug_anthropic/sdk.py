@@ -2,11 +2,8 @@
 
 Importing the SDK costs about a second, so nothing here runs at plugin import. The SDK
 never retries on its own (``max_retries=0``): retries belong to the fallback policy,
-which counts and announces them.
-
-Timeouts: long thinking can keep a stream silent for minutes, so the read timeout —
-the longest wait between two bytes of a streamed body — is 20 minutes, while the wait
-until the response starts (its headers) is limited to 10 minutes by the caller.
+which counts and announces them. Timeouts come from ``[anthropic]``
+(:mod:`modelplug_anthropic.options`).
 """
 
 from __future__ import annotations
@@ -16,42 +13,29 @@ import inspect
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from modelplug.settings import Settings
-
-from .routes import endpoint_types, settings_source
+from . import options as options_module
+from .routes import settings_source
 
 if TYPE_CHECKING:
     import httpx2
-    from modelplug.client import Client
+    from modelplug.plugin import Client, Settings
     from modelplug.types import Request, Route
+
+    from .options import Options
 
 __all__ = [
     "DEFAULT_BASE_URL",
-    "LIMITS",
-    "Limits",
+    "Shared",
     "cache_enabled",
-    "http_timeout",
     "load_sdk",
     "make_http_client",
     "sdk_client",
-    "split_stream_params",
+    "shared",
+    "split_params",
 ]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 HTTP_CLIENT_KEY = "modelplug-anthropic"
-
-
-@dataclass
-class Limits:
-    """Time limits, in seconds. Tests replace :data:`LIMITS` to avoid real waits."""
-
-    start: float = 600.0  # until the response starts (headers received)
-    idle: float = 1200.0  # between bytes of a response body
-    connect: float = 10.0
-    write: float = 600.0
-
-
-LIMITS = Limits()
 
 
 @functools.cache
@@ -62,21 +46,12 @@ def load_sdk() -> Any:
     return anthropic
 
 
-def http_timeout(limits: Limits) -> httpx2.Timeout:
-    import httpx2
-
-    # The pool wait counts toward the start limit; the caller enforces that limit.
-    return httpx2.Timeout(
-        connect=limits.connect, read=limits.idle, write=limits.write, pool=limits.start
-    )
-
-
-def make_http_client(limits: Limits) -> httpx2.AsyncClient:
+def make_http_client(options: Options) -> httpx2.AsyncClient:
     """The shared httpx2 client (one per event loop, closed by ``Client.aclose``)."""
     import httpx2
 
     return httpx2.AsyncClient(
-        timeout=http_timeout(limits),
+        timeout=options_module.http_timeout(options),
         limits=httpx2.Limits(max_connections=100, max_keepalive_connections=20),
         # Never follow a redirect: it would carry x-api-key and the user's headers to
         # wherever the server points (httpx2 strips only Authorization off-host).
@@ -84,26 +59,48 @@ def make_http_client(limits: Limits) -> httpx2.AsyncClient:
     )
 
 
-def sdk_client(route: Route, client: Client, key: str | None) -> Any:
-    """An AsyncAnthropic for ``route`` on the shared httpx2 client.
+@dataclass(frozen=True)
+class Shared:
+    """One event loop's httpx2 client and the options it was made with, kept together
+    so ``[anthropic]`` is read (and warned about) once, not on every call."""
+
+    http: httpx2.AsyncClient
+    options: Options
+
+    async def aclose(self) -> None:
+        # Client.aclose closes what async_http keeps, and that is this pair.
+        await self.http.aclose()
+
+
+def shared(client: Client) -> Shared:
+    """The running loop's :class:`Shared` pair for ``client``, made on first use."""
+
+    def make() -> Shared:
+        options = options_module.read(client.settings)
+        return Shared(make_http_client(options), options)
+
+    found: Shared = client.async_http(HTTP_CLIENT_KEY, make)
+    return found
+
+
+def sdk_client(route: Route, client: Client, key: str | None) -> tuple[Any, Options]:
+    """An AsyncAnthropic for ``route`` on the shared httpx2 client, and the options.
 
     The base URL is always passed, so the SDK never takes one from ANTHROPIC_BASE_URL:
     only the user's own settings file may point the key at another server. Typed Any:
-    callers tell events and blocks apart by their ``type`` field, which the SDK's
-    unions do not narrow on.
+    the SDK is loaded lazily and its unions do not narrow on ``type``.
     """
     anthropic = load_sdk()
-    limits = LIMITS
-    http = client.async_http(HTTP_CLIENT_KEY, lambda: make_http_client(limits))
+    pair = shared(client)
     sdk = anthropic.AsyncAnthropic(
         api_key=key,
         base_url=route.endpoint.base_url or DEFAULT_BASE_URL,
-        http_client=http,
+        http_client=pair.http,
         max_retries=0,
-        timeout=http_timeout(limits),
+        timeout=options_module.http_timeout(pair.options),
         default_headers=_headers(route, client.settings) or None,
     )
-    return sdk
+    return sdk, pair.options
 
 
 def _headers(route: Route, settings: Settings) -> dict[str, str]:
@@ -113,31 +110,24 @@ def _headers(route: Route, settings: Settings) -> dict[str, str]:
 
 
 @functools.cache
-def _stream_kwargs() -> frozenset[str]:
-    """The body fields ``messages.stream`` takes as keyword arguments."""
+def _create_kwargs() -> frozenset[str]:
+    """The body fields ``messages.create`` takes as keyword arguments."""
     anthropic = load_sdk()
-    signature = inspect.signature(anthropic.resources.messages.AsyncMessages.stream)
-    skip = {"self", "extra_headers", "extra_query", "extra_body", "timeout", "output_format"}
+    signature = inspect.signature(anthropic.resources.messages.AsyncMessages.create)
+    skip = {"self", "extra_headers", "extra_query", "extra_body", "timeout", "stream"}
     return frozenset(name for name in signature.parameters if name not in skip)
 
 
-def split_stream_params(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(keyword arguments for ``messages.stream``, the rest for ``extra_body``)."""
-    known = _stream_kwargs()
+def split_params(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(keyword arguments for ``messages.create``, the rest for ``extra_body``)."""
+    known = _create_kwargs()
     kwargs = {k: v for k, v in params.items() if k in known}
     extra = {k: v for k, v in params.items() if k not in known}
     return kwargs, extra
 
 
-def cache_enabled(request: Request, settings: Settings) -> bool:
-    """Prompt caching: the request's ``cache`` wins, then ``[anthropic] cache``, then on."""
+def cache_enabled(request: Request, options: Options) -> bool:
+    """Prompt caching: the request's ``cache`` wins, then ``[anthropic] cache``."""
     if request.cache is not None:
         return request.cache
-    value = settings.plugin_options(endpoint_types[0]).get("cache")
-    if value is None:
-        return True
-    if not isinstance(value, bool):
-        from modelplug.errors import ConfigError
-
-        raise ConfigError(f"[anthropic] cache must be true or false, not {value!r}")
-    return value
+    return options.cache
