@@ -296,7 +296,20 @@ def to_wire_params(request: Request, route: Route, *, cache: bool = True) -> dic
         params["tools"] = tools
     if request.tool_choice is not None and tools:
         params["tool_choice"] = _tool_choice(request.tool_choice)
+    forced = request.tool_choice not in (None, "auto", "any", "none")
+    if forced and "thinking" in thinking_fields:
+        # Claude refuses a forced tool with thinking on (tool-mode structured output
+        # forces one): the forced tool wins and this request goes without thinking.
+        thinking_fields = {k: v for k, v in thinking_fields.items() if k != "thinking"}
     params.update(thinking_fields)
+    if request.output_schema is not None:
+        # Native structured output: the text answer is constrained to the schema.
+        output_config = dict(params.get("output_config", {}))
+        output_config["format"] = {
+            "type": "json_schema",
+            "schema": request.output_schema.json_schema,
+        }
+        params["output_config"] = output_config
     if request.stop:
         params["stop_sequences"] = list(request.stop)
     for name in ("temperature", "top_p", "top_k"):

@@ -34,6 +34,10 @@ ThinkingMode = Literal["always", "optional"]
 # Opus 4.6 to 4.8 and Sonnet 4.6 think when asked. A date suffix does not change it.
 _ALWAYS = re.compile(r"^claude-(opus|sonnet|fable|mythos)-5(\b|[-.@])")
 _OPTIONAL = re.compile(r"^claude-(opus-4-[678]|sonnet-4-6)(\b|[-.@])")
+# Native structured outputs (output_config.format): Opus 4.1, the 4.5 family and later.
+_STRUCTURED = re.compile(
+    r"^claude-(opus-4-1|(opus|sonnet|haiku)-4-[5-9]|(opus|sonnet|haiku|fable|mythos)-5)(\b|[-.@])"
+)
 # 4.6 has no xhigh effort level.
 _NO_XHIGH = re.compile(r"^claude-(opus|sonnet)-4-6(\b|[-.@])")
 
@@ -101,7 +105,13 @@ def resolve(spec: str, settings: Settings, provider_type: str | None = None) -> 
         provider=provider,
         model=model,
         endpoint=endpoint,
-        info=ModelInfo(supports_tools=True, supports_images=True, thinking=thinking_mode(model)),
+        info=ModelInfo(
+            supports_tools=True,
+            supports_images=True,
+            thinking=thinking_mode(model),
+            # Older models answer in a schema through a forced tool (core's tool mode).
+            structured_output="native" if _STRUCTURED.match(model) else "tool",
+        ),
     )
 
 
