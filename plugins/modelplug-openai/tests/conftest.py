@@ -1,0 +1,86 @@
+"""Shared helpers: a Client whose provider ``wire`` (type ``openai-responses``) points at
+the loopback WireServer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from modelplug import Client
+from modelplug.testing import WireServer
+from modelplug.types import Done, Event, Response
+
+RECORDED = Path(__file__).parent / "recorded"
+PLUGIN = "modelplug-openai"
+KEY = "sk-wire-test-key-0123456789"
+
+
+def wire_config(server: WireServer, name: str = "wire", **provider: Any) -> dict[str, Any]:
+    entry = {
+        "type": "openai-responses",
+        "base_url": server.url + "/v1",
+        "api_key_env": "WIRE_KEY",
+        **provider,
+    }
+    return {"providers": {name: entry}}
+
+
+@pytest.fixture
+def responses(make_client: Callable[..., Client], wire_server: WireServer) -> Callable[..., Client]:
+    """``responses(extra_config=None, *plugins, name="wire", **provider)``: a Client with
+    only this plugin (and core's built-ins), its provider pointing at ``wire_server``."""
+
+    def make(
+        extra: dict[str, Any] | None = None,
+        *plugins: object,
+        name: str = "wire",
+        environ: dict[str, str] | None = None,
+        **provider: Any,
+    ) -> Client:
+        config = wire_config(wire_server, name, **provider)
+        for key, value in (extra or {}).items():
+            if key == "providers":
+                config["providers"].update(value)
+            else:
+                config[key] = value
+        # Through its entry point (the allow-list keeps other installed plugins out), so
+        # the plugin's settings section [openai] is recognised.
+        return make_client(
+            PLUGIN,
+            *plugins,
+            entry_points=True,
+            config=config,
+            environ={"WIRE_KEY": KEY} if environ is None else environ,
+        )
+
+    return make
+
+
+def run(client: Client, spec: str = "wire/gpt-5", request: Any = "hi", **fields: Any) -> tuple[list[Event], Response]:
+    """All events of one call, checking there is exactly one Done and it is last."""
+    events = list(client.stream(spec, request, **fields))
+    done = [e for e in events if isinstance(e, Done)]
+    assert len(done) == 1 and events[-1] is done[0]
+    return events, done[0].response
+
+
+@pytest.fixture(scope="module")
+def _module_wire_server() -> Iterator[WireServer]:
+    server = WireServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def wire_server(_module_wire_server: WireServer) -> WireServer:
+    """The test kit's WireServer, shared by a module's tests (stopping one costs half a
+    second), emptied before each test."""
+    server = _module_wire_server
+    assert server.pending == 0, "a previous test left responses queued"
+    server.requests.clear()
+    server.stopping.clear()
+    return server
