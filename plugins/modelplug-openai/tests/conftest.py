@@ -4,6 +4,7 @@ the loopback WireServer."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +13,54 @@ from modelplug import Client
 from modelplug.testing import WireServer
 from modelplug.types import Done, Event, Response
 
-RECORDED = Path(__file__).parent / "recorded"
 PLUGIN = "modelplug-openai"
+RECORDED = Path(__file__).parent / "recorded"
 KEY = "sk-wire-test-key-0123456789"
+
+
+def run(
+    client: Client, spec: str = "wire/gpt-5", request: Any = "hi", **fields: Any
+) -> tuple[list[Event], Response]:
+    """All events of one call, checking there is exactly one Done and it is last."""
+    events = list(client.stream(spec, request, **fields))
+    done = [e for e in events if isinstance(e, Done)]
+    assert len(done) == 1 and events[-1] is done[0]
+    return events, done[0].response
+
+
+def recorded_events(name: str) -> list[dict[str, Any]]:
+    """The events of a recording, parsed."""
+    return [
+        json.loads(line[6:])
+        for line in (RECORDED / name).read_text().splitlines()
+        if line.startswith("data: ")
+    ]
+
+
+def final_output(name: str) -> list[dict[str, Any]]:
+    """The ``output`` of the recording's final event, as the API sent it."""
+    for event in recorded_events(name):
+        if event["type"] in ("response.completed", "response.incomplete"):
+            output: list[dict[str, Any]] = event["response"]["output"]
+            return output
+    raise AssertionError("no final event")
+
+
+@pytest.fixture
+def recorded() -> Path:
+    """The directory of recorded streams."""
+    return RECORDED
+
+
+@pytest.fixture
+def wire() -> Any:
+    """The helpers above, for tests (conftest is not importable by name: every plugin's
+    tests have one)."""
+    import types
+
+    return types.SimpleNamespace(
+        run=run, recorded_events=recorded_events, final_output=final_output, KEY=KEY
+    )
 
 
 def wire_config(server: WireServer, name: str = "wire", **provider: Any) -> dict[str, Any]:
@@ -56,14 +102,6 @@ def responses(make_client: Callable[..., Client], wire_server: WireServer) -> Ca
         )
 
     return make
-
-
-def run(client: Client, spec: str = "wire/gpt-5", request: Any = "hi", **fields: Any) -> tuple[list[Event], Response]:
-    """All events of one call, checking there is exactly one Done and it is last."""
-    events = list(client.stream(spec, request, **fields))
-    done = [e for e in events if isinstance(e, Done)]
-    assert len(done) == 1 and events[-1] is done[0]
-    return events, done[0].response
 
 
 @pytest.fixture(scope="module")

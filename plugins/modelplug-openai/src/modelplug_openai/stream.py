@@ -285,8 +285,6 @@ async def stream_responses(
                             raise acc.malformed(data)
                         for event in acc.event(name, data):
                             yield event
-                    if acc.final is not None:
-                        break
                 if acc.final is None:
                     for name, data in framer.close():
                         for event in acc.event(name, data):
