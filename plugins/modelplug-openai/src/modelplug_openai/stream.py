@@ -78,6 +78,8 @@ class Accumulator:
 
     def event(self, name: str, data: str) -> list[Event]:
         """Read one whole event (everything but the text delta's fast path)."""
+        if self.final is not None:
+            return []  # the response is complete; nothing after it counts
         try:
             obj = json.loads(data)
         except ValueError:
@@ -269,22 +271,28 @@ async def stream_responses(
                 for event in acc.event("response.completed", _as_final(whole)):
                     yield event
             else:
-                async for chunk in response.aiter_bytes():
-                    for name, data in feed(chunk):
-                        if name == TEXT_DELTA:
-                            # The hot path: one parse, the delta, the event.
-                            try:
-                                delta = loads(data)["delta"]
-                            except (ValueError, KeyError, TypeError):
-                                raise acc.malformed(data) from None
-                            if type(delta) is str:
-                                if delta:
-                                    text.append(delta)
-                                    yield TextDelta.of(delta)
-                                continue
-                            raise acc.malformed(data)
-                        for event in acc.event(name, data):
-                            yield event
+                chunks = response.aiter_bytes()
+                try:
+                    async for chunk in chunks:
+                        for name, data in feed(chunk):
+                            if name == TEXT_DELTA:
+                                # The hot path: one parse, the delta, the event.
+                                try:
+                                    delta = loads(data)["delta"]
+                                except (ValueError, KeyError, TypeError):
+                                    raise acc.malformed(data) from None
+                                if type(delta) is str:
+                                    if delta:
+                                        text.append(delta)
+                                        yield TextDelta.of(delta)
+                                    continue
+                                raise acc.malformed(data)
+                            for event in acc.event(name, data):
+                                yield event
+                finally:
+                    # Closed here, not left to the garbage collector: an error mid-stream
+                    # would otherwise leave its task pending.
+                    await chunks.aclose()
                 if acc.final is None:
                     for name, data in framer.close():
                         for event in acc.event(name, data):
