@@ -3,8 +3,9 @@ the loopback WireServer."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import functools
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,35 @@ def final_output(name: str) -> list[dict[str, Any]]:
     raise AssertionError("no final event")
 
 
+def _read_out(value: Any) -> Any:
+    """A validated value with pydantic's lazy iterables (the SDK types its lists as
+    ``Iterable``) read out, so that it compares with plain JSON."""
+    if isinstance(value, dict):
+        return {k: _read_out(v) for k, v in value.items()}
+    if isinstance(value, list | tuple) or hasattr(value, "__next__"):
+        return [_read_out(v) for v in value]
+    return value
+
+
+def sdk_checked(value: Any, kind: str = "body") -> Any:
+    """``value`` as the openai SDK's request types read it: a whole body
+    (``ResponseCreateParamsStreaming``) or a list of input items
+    (``ResponseInputParam``). Validation drops keys the types do not declare, so the
+    result equals ``value`` only when every key is one the SDK knows."""
+    # The adapter must outlive the lazy iterables it returns: they read through it.
+    return _read_out(_adapter(kind).validate_python(value))
+
+
+@functools.cache
+def _adapter(kind: str) -> Any:
+    import pydantic
+    from openai.types.responses import ResponseInputParam
+    from openai.types.responses.response_create_params import ResponseCreateParamsStreaming
+
+    shape: Any = ResponseCreateParamsStreaming if kind == "body" else ResponseInputParam
+    return pydantic.TypeAdapter(shape)
+
+
 @pytest.fixture
 def recorded() -> Path:
     """The directory of recorded streams."""
@@ -59,7 +89,11 @@ def wire() -> Any:
     import types
 
     return types.SimpleNamespace(
-        run=run, recorded_events=recorded_events, final_output=final_output, KEY=KEY
+        run=run,
+        recorded_events=recorded_events,
+        final_output=final_output,
+        sdk_checked=sdk_checked,
+        KEY=KEY,
     )
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 
+import modelplug_openai
 import pytest
 from modelplug.plugin import ModelError
 from modelplug.types import TextBlock, ThinkingBlock
-
-import modelplug_openai
 from modelplug_openai.errors import rate_limit_reset
 
 

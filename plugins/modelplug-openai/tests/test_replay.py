@@ -49,6 +49,7 @@ def test_second_request_carries_the_reasoning_item_unchanged(
         "function_call_output",
     ]
     assert sent[1] == reasoning  # every field, encrypted content included
+    assert wire.sdk_checked(sent, "input") == sent
     raw = wire_server.requests[1].body.decode()
     assert json.dumps(reasoning["encrypted_content"]) in raw
     assert sent[2] == {
@@ -132,5 +133,6 @@ def test_own_web_search_items_go_back_to_the_same_model(responses, wire_server, 
     output = wire.final_output("web_search.sse")
     replayed = [i for i in sent if i.get("type") in ("reasoning", "web_search_call")]
     assert replayed == [i for i in output if i["type"] in ("reasoning", "web_search_call")]
+    assert wire.sdk_checked(sent, "input") == sent
     text = next(i for i in output if i["type"] == "message")["content"][0]["text"]
     assert {"role": "assistant", "content": text} in sent
