@@ -97,10 +97,10 @@ def wire() -> Any:
     )
 
 
-def wire_config(server: WireServer, name: str = "wire", **provider: Any) -> dict[str, Any]:
+def wire_config(wire: WireServer, name: str = "wire", /, **provider: Any) -> dict[str, Any]:
     entry = {
         "type": "openai-responses",
-        "base_url": server.url + "/v1",
+        "base_url": wire.url + "/v1",
         "api_key_env": "WIRE_KEY",
         **provider,
     }
