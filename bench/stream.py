@@ -16,6 +16,14 @@ are stated in (lower is better for modelplug):
 - openai SDK      / modelplug              (target >= 5x)
 - litellm         / modelplug              (when installed)
 
+The Responses case (modelplug-openai, ``POST /v1/responses``) streams the same number
+of ``response.output_text.delta`` events, framed as OpenAI frames them (an ``event:``
+line, then the data), and ends with ``response.completed``:
+
+- responses async / raw async httpx2 loop  (target <= 1.25x)
+- responses sync  / raw sync httpx2 loop   (target <= 1.5x)
+- openai SDK responses.stream / modelplug  (for scale)
+
 The raw loops are the honest minimum: read bytes, decode, split lines, one json.loads
 per event, touch the delta.
 """
@@ -73,11 +81,78 @@ def make_body(events: int) -> bytes:
     return b"".join(parts)
 
 
-class Server:
-    """HTTP/1.1 keep-alive server answering every POST with the same SSE body."""
+def make_responses_body(events: int) -> bytes:
+    """The same text as a Responses API stream: created, the item and part, N text
+    deltas, the done events and response.completed with usage."""
+    item = {"id": "msg_bench", "type": "message", "status": "in_progress", "role": "assistant"}
+    head: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {"id": "resp_bench", "model": MODEL}},
+        {"type": "response.output_item.added", "output_index": 0, "item": {**item, "content": []}},
+        {
+            "type": "response.content_part.added",
+            "item_id": "msg_bench",
+            "output_index": 0,
+            "content_index": 0,
+            "part": {"type": "output_text", "text": "", "annotations": []},
+        },
+    ]
+    parts = [_sse(event) for event in head]
+    words = []
+    for i in range(events):
+        word = f" w{i % 97}"
+        words.append(word)
+        delta = {
+            "type": "response.output_text.delta",
+            "sequence_number": i + 3,
+            "item_id": "msg_bench",
+            "output_index": 0,
+            "content_index": 0,
+            "delta": word,
+            "logprobs": [],
+        }
+        parts.append(_sse(delta))
+    text = "".join(words)
+    done_item = {
+        **item,
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
+    usage = {
+        "input_tokens": 10,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": events,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": events + 10,
+    }
+    tail = [
+        {"type": "response.output_item.done", "output_index": 0, "item": done_item},
+        {
+            "type": "response.completed",
+            "response": {
+                "id": "resp_bench",
+                "model": MODEL,
+                "status": "completed",
+                "output": [done_item],
+                "usage": usage,
+            },
+        },
+    ]
+    parts.extend(_sse(event) for event in tail)
+    return b"".join(parts)
 
-    def __init__(self, body: bytes) -> None:
+
+def _sse(event: dict[str, Any]) -> bytes:
+    data = json.dumps(event, separators=(",", ":")).encode()
+    return b"event: " + event["type"].encode() + b"\ndata: " + data + b"\n\n"
+
+
+class Server:
+    """HTTP/1.1 keep-alive server answering every POST with the same SSE body: the Chat
+    Completions one, or the Responses one for ``/v1/responses``."""
+
+    def __init__(self, body: bytes, responses_body: bytes = b"") -> None:
         self.body = body
+        self.responses_body = responses_body
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
@@ -95,15 +170,16 @@ class Server:
 
     def _serve(self, conn: socket.socket) -> None:
         reader = conn.makefile("rb")
-        head = (
-            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-            b"content-length: %d\r\n\r\n" % len(self.body)
-        )
         try:
             while True:
                 line = reader.readline()
                 if not line:
                     return
+                body = self.responses_body if b" /v1/responses " in line else self.body
+                head = (
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                    b"content-length: %d\r\n\r\n" % len(body)
+                )
                 length = 0
                 while True:
                     header = reader.readline()
@@ -114,7 +190,7 @@ class Server:
                         length = int(value)
                 reader.read(length)
                 conn.sendall(head)
-                view = memoryview(self.body)
+                view = memoryview(body)
                 for start in range(0, len(view), 1 << 16):
                     conn.sendall(view[start : start + (1 << 16)])
         except OSError:
@@ -166,6 +242,70 @@ async def raw_async(http: Any, url: str) -> int:
                     choices = event.get("choices")
                     if choices and choices[0]["delta"].get("content"):
                         count += 1
+    return count
+
+
+RESPONSES_REQUEST = {"model": MODEL, "input": "hi", "stream": True, "store": False}
+
+
+def raw_sync_responses(http: Any, url: str) -> int:
+    count = 0
+    loads = json.loads
+    with http.stream("POST", url + "/v1/responses", json=RESPONSES_REQUEST) as response:
+        decode = codecs.getincrementaldecoder("utf-8")().decode
+        rest = ""
+        for chunk in response.iter_bytes():
+            lines = (rest + decode(chunk)).split("\n")
+            rest = lines.pop()
+            for line in lines:
+                if line.startswith("data:"):
+                    event = loads(line[5:])
+                    if event["type"] == "response.output_text.delta" and event["delta"]:
+                        count += 1
+    return count
+
+
+async def raw_async_responses(http: Any, url: str) -> int:
+    count = 0
+    loads = json.loads
+    async with http.stream("POST", url + "/v1/responses", json=RESPONSES_REQUEST) as response:
+        decode = codecs.getincrementaldecoder("utf-8")().decode
+        rest = ""
+        async for chunk in response.aiter_bytes():
+            lines = (rest + decode(chunk)).split("\n")
+            rest = lines.pop()
+            for line in lines:
+                if line.startswith("data:"):
+                    event = loads(line[5:])
+                    if event["type"] == "response.output_text.delta" and event["delta"]:
+                        count += 1
+    return count
+
+
+def responses_client(url: str) -> Any:
+    from modelplug import Client
+
+    return Client(
+        enable=["modelplug-openai"],
+        entry_points=True,
+        config={
+            "providers": {
+                "bench": {"type": "openai-responses", "base_url": url + "/v1", "api_key_env": "K"}
+            }
+        },
+        environ={"K": "bench"},
+    )
+
+
+def openai_responses_sync(url: str) -> int:
+    import openai
+
+    count = 0
+    with openai.OpenAI(base_url=url + "/v1", api_key="bench", max_retries=0) as sdk:
+        stream = sdk.responses.create(model=MODEL, input="hi", stream=True)
+        for event in stream:
+            if event.type == "response.output_text.delta" and event.delta:
+                count += 1
     return count
 
 
@@ -274,7 +414,7 @@ def main() -> int:
     args = parser.parse_args()
     n, repeat = args.events, args.repeat
     if args.serve:
-        server = Server(make_body(n))
+        server = Server(make_body(n), make_responses_body(n))
         print(server.url, flush=True)
         threading.Event().wait()
         return 0
@@ -296,11 +436,19 @@ def report(n: int, repeat: int, url: str) -> int:
     raw_async_http = loop.run_until_complete(_make_async_client())
     sync_client = modelplug_client(url)
     async_client = modelplug_client(url)
+    responses_sync_client = responses_client(url)
+    responses_async_client = responses_client(url)
     readers: dict[str, Callable[[], int]] = {
         "raw sync httpx2": lambda: raw_sync(raw_sync_http, url),
         "raw async httpx2": lambda: loop.run_until_complete(raw_async(raw_async_http, url)),
         "modelplug sync": lambda: modelplug_sync(sync_client),
         "modelplug async": lambda: loop.run_until_complete(modelplug_async(async_client)),
+        "raw sync responses": lambda: raw_sync_responses(raw_sync_http, url),
+        "raw async responses": lambda: loop.run_until_complete(
+            raw_async_responses(raw_async_http, url)
+        ),
+        "responses sync": lambda: modelplug_sync(responses_sync_client),
+        "responses async": lambda: loop.run_until_complete(modelplug_async(responses_async_client)),
     }
     # Rounds interleave the readers so that noise from other processes spreads over
     # all of them; each reader's best round is kept.
@@ -309,11 +457,16 @@ def report(n: int, repeat: int, url: str) -> int:
         for name, run in readers.items():
             results[name] = min(results[name], timed(n, run))
     sync_client.close()
+    responses_sync_client.close()
     loop.run_until_complete(async_client.aclose())
+    loop.run_until_complete(responses_async_client.aclose())
     loop.run_until_complete(raw_async_http.aclose())
     loop.close()
     raw_sync_http.close()
     results["openai SDK (sync)"] = min(timed(n, lambda: openai_sync(url)) for _ in range(2))
+    results["openai SDK responses"] = min(
+        timed(n, lambda: openai_responses_sync(url)) for _ in range(2)
+    )
     litellm_note = None
     try:
         import litellm  # noqa: F401
@@ -342,6 +495,18 @@ def report(n: int, repeat: int, url: str) -> int:
         f"  openai SDK      / modelplug  {sdk_ratio:5.2f}x  [>= 5x]"
         f"  {'ok' if sdk_ratio >= 5 else 'MISSED'}"
     )
+    responses_async_ratio = results["responses async"] / results["raw async responses"]
+    responses_sync_ratio = results["responses sync"] / results["raw sync responses"]
+    responses_sdk_ratio = results["openai SDK responses"] / results["responses sync"]
+    print(
+        f"  responses async / raw async  {responses_async_ratio:5.2f}x  [<= 1.25x]"
+        f"  {'ok' if responses_async_ratio <= 1.25 else 'MISSED'}"
+    )
+    print(
+        f"  responses sync  / raw sync   {responses_sync_ratio:5.2f}x  [<= 1.5x]"
+        f"  {'ok' if responses_sync_ratio <= 1.5 else 'MISSED'}"
+    )
+    print(f"  openai SDK responses / modelplug  {responses_sdk_ratio:5.2f}x")
     if "litellm (sync)" in results:
         print(f"  litellm         / modelplug  {results['litellm (sync)'] / mp_sync:5.2f}x")
     if litellm_note:

@@ -3,8 +3,9 @@
 One framer serves every SSE wire (Chat Completions, the Responses API, Gemini's
 ``alt=sse``): a provider plugin feeds it each network chunk and gets back the events
 that chunk completed, as ``(event, data)`` pairs. The common event, a single
-``data:`` line, costs one split and one slice; comments, ``event:`` and ``id:``
-fields and data spread over several lines take the slow way.
+``data:`` line, costs one split and one slice, and so does an ``event:`` line followed
+by one ``data:`` line; comments, ``id:`` fields and data spread over several lines
+take the slow way.
 
 Two non-standard habits are read too, since real servers have them: bare ``\\r``
 line ends are folded like ``\\r\\n``, and an ``error:`` field (llama.cpp reports a
@@ -58,9 +59,18 @@ class SSEFramer:
         self._rest = raws.pop()
         out: list[tuple[str, str]] = []
         for raw in raws:
-            if "\n" not in raw and raw.startswith("data:"):
+            if raw.startswith("data:") and "\n" not in raw:
                 out.append(("", raw[6:] if raw.startswith(" ", 5) else raw[5:]))
                 continue
+            if raw.startswith("event:"):
+                # The named form (the Responses API, Anthropic): "event: NAME" then one
+                # "data:" line, read without splitting the event into lines.
+                end = raw.find("\n")
+                if raw.startswith("data:", end + 1) and raw.find("\n", end + 1) < 0:
+                    name = raw[7:end] if raw.startswith(" ", 6) else raw[6:end]
+                    start = end + (7 if raw.startswith(" ", end + 6) else 6)
+                    out.append((name, raw[start:]))
+                    continue
             event = _parse_event(raw)
             if event is not None:
                 out.append(event)
