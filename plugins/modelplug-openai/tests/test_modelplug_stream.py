@@ -138,3 +138,22 @@ def test_modelplug_stream_content_filter_is_a_refusal(responses, wire_server, wi
     _, response = wire.run(responses(), "wire/gpt-4o")
     assert response.stop_reason == "refusal"
     assert (response.usage.input, response.usage.output) == (5, 0)
+
+
+def test_modelplug_stream_joins_argument_deltas_per_item(responses, wire_server, wire):
+    # parallel_calls.sse without its output_item.done events and with a final event
+    # that lists no output (as some proxies send it): the calls come from the
+    # output_item.added events and their argument deltas, joined per item.
+    events = [
+        e
+        for e in wire.recorded_events("parallel_calls.sse")
+        if e["type"] != "response.output_item.done"
+    ]
+    events[-1] = {**events[-1], "response": {**events[-1]["response"], "output": []}}
+    wire_server.add_sse(events, event_names=True)
+    _, response = wire.run(responses(), "wire/gpt-4o")
+    assert [(c.name, c.input) for c in response.tool_calls] == [
+        ("currentLocation", {}),
+        ("weather", {"location": "Rome"}),
+    ]
+    assert response.stop_reason == "tool_use"

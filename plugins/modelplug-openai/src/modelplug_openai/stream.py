@@ -56,6 +56,8 @@ class Accumulator:
         self.text: list[str] = []
         self.thinking: list[str] = []
         self.started: set[str] = set()  # item ids of calls announced by ToolCallStart
+        self.added: dict[int, Mapping[str, Any]] = {}  # output_index -> item as it began
+        self.arguments: dict[str, list[str]] = {}  # item id -> argument deltas
         self.done: dict[int, Mapping[str, Any]] = {}  # output_index -> completed item
         self.final: Mapping[str, Any] | None = None
         self.served_model: str | None = None
@@ -68,6 +70,7 @@ class Accumulator:
             "response.reasoning_summary_text.delta": self._thinking_delta,
             "response.reasoning_text.delta": self._thinking_delta,
             "response.reasoning_summary_part.added": self._summary_part,
+            "response.function_call_arguments.delta": self._arguments_delta,
             "response.completed": self._final,
             "response.incomplete": self._final,
             "response.failed": self._failed,
@@ -108,6 +111,9 @@ class Accumulator:
 
     def _item_added(self, obj: dict[str, Any]) -> list[Event]:
         item = obj.get("item")
+        index = obj.get("output_index")
+        if isinstance(item, Mapping) and isinstance(index, int) and not isinstance(index, bool):
+            self.added[index] = item
         if not isinstance(item, Mapping) or item.get("type") != "function_call":
             return []
         name = item.get("name")
@@ -116,7 +122,6 @@ class Accumulator:
             return []
         self.started.add(item_id)
         call_id = item.get("call_id")
-        index = obj.get("output_index")
         return [
             ToolCallStart(
                 id=call_id if isinstance(call_id, str) and call_id else new_tool_use_id(),
@@ -132,6 +137,13 @@ class Accumulator:
             if not isinstance(index, int) or isinstance(index, bool):
                 index = max(self.done, default=-1) + 1
             self.done[index] = item
+        return []
+
+    def _arguments_delta(self, obj: dict[str, Any]) -> list[Event]:
+        delta = obj.get("delta")
+        item_id = obj.get("item_id")
+        if isinstance(delta, str) and isinstance(item_id, str):
+            self.arguments.setdefault(item_id, []).append(delta)
         return []
 
     def _text_delta(self, obj: dict[str, Any]) -> list[Event]:
@@ -176,7 +188,18 @@ class Accumulator:
         output = self.final.get("output") if self.final is not None else None
         if isinstance(output, list) and output:
             return output
-        return [self.done[i] for i in sorted(self.done)]
+        items: list[Any] = []
+        for index in sorted(self.done.keys() | self.added.keys()):
+            item = self.done.get(index)
+            if item is None:
+                # Begun and never reported done (a proxy that sends only deltas): the
+                # call with its argument deltas joined.
+                item = dict(self.added[index])
+                if item.get("type") == "function_call":
+                    joined = self.arguments.get(str(item.get("id")), [])
+                    item["arguments"] = str(item.get("arguments") or "") + "".join(joined)
+            items.append(item)
+        return items
 
     def malformed(self, data: str) -> ResponsesError:
         return stream_broken(
