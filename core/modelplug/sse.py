@@ -58,22 +58,22 @@ class SSEFramer:
         raws = piece.split("\n\n")
         self._rest = raws.pop()
         out: list[tuple[str, str]] = []
+        append = out.append
         for raw in raws:
-            if raw.startswith("data:") and "\n" not in raw:
-                out.append(("", raw[6:] if raw.startswith(" ", 5) else raw[5:]))
-                continue
-            if raw.startswith("event:"):
-                # The named form (the Responses API, Anthropic): "event: NAME" then one
-                # "data:" line, read without splitting the event into lines.
-                end = raw.find("\n")
-                if raw.startswith("data:", end + 1) and raw.find("\n", end + 1) < 0:
-                    name = raw[7:end] if raw.startswith(" ", 6) else raw[6:end]
-                    start = end + (7 if raw.startswith(" ", end + 6) else 6)
-                    out.append((name, raw[start:]))
+            if raw[:5] == "data:":
+                if "\n" not in raw:
+                    append(("", raw[6:] if raw[5:6] == " " else raw[5:]))
+                    continue
+            elif raw[:7] == "event: ":
+                # The named form (the Responses API, Anthropic): "event: NAME" and one
+                # "data: " line, cut with one partition instead of line by line.
+                head, sep, data = raw.partition("\ndata: ")
+                if sep and "\n" not in data and "\n" not in head:
+                    append((head[7:], data))
                     continue
             event = _parse_event(raw)
             if event is not None:
-                out.append(event)
+                append(event)
         return out
 
     def close(self) -> list[tuple[str, str]]:
