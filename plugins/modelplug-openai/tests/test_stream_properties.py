@@ -94,7 +94,7 @@ def mutate(events, data):
     return lines
 
 
-@SHARED
+@settings(SHARED, max_examples=100)
 @given(name=st.sampled_from(RECORDINGS), data=st.data())
 def test_a_mutated_stream_ends_in_a_response_or_a_classified_error(
     responses, wire_server, wire, recorded, name, data
