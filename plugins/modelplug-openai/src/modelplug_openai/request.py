@@ -38,13 +38,18 @@ def _image(image: ImageBlock) -> dict[str, Any]:
     return {"type": "input_image", "image_url": image.as_url(), "detail": "auto"}
 
 
-def _own_item(block: ThinkingBlock | OpaqueBlock) -> dict[str, Any] | None:
-    """The vendor item a block carries, when it is one of this API's items."""
+def _own_item(block: ThinkingBlock | OpaqueBlock, stored: bool) -> dict[str, Any] | None:
+    """The vendor item a block carries, when it is one of this API's items and can go
+    back: with nothing stored on OpenAI's side (``store: false``) a reasoning item
+    without its encrypted content is only an id the API cannot find, and it refuses
+    the request ("Item with id 'rs_...' not found"), so such an item is left out."""
     wire = block.wire
     if not isinstance(wire, dict) or not isinstance(wire.get("type"), str):
         return None
     if isinstance(block, ThinkingBlock):
-        return wire if wire["type"] == REASONING else None
+        if wire["type"] != REASONING:
+            return None
+        return wire if stored or wire.get("encrypted_content") else None
     return wire if block.kind.startswith(OPAQUE_PREFIX) else None
 
 
@@ -61,7 +66,7 @@ def _search_text(block: OpaqueBlock) -> str | None:
     return "Web search results:\n" + "\n".join(lines) if lines else block.text
 
 
-def _assistant(message: Message, target: str) -> list[dict[str, Any]]:
+def _assistant(message: Message, target: str, stored: bool) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     text: list[str] = []
 
@@ -90,7 +95,7 @@ def _assistant(message: Message, target: str) -> list[dict[str, Any]]:
             )
         elif isinstance(block, ThinkingBlock | OpaqueBlock):
             if is_replayable(block, message, target):
-                item = _own_item(block)
+                item = _own_item(block, stored)
                 if item is not None:
                     flush()
                     items.append(item)  # as it came, encrypted content included
@@ -114,7 +119,7 @@ def _tool_output(result: ToolResultBlock) -> str | list[dict[str, Any]]:
     return parts
 
 
-def _user(message: Message, target: str) -> list[dict[str, Any]]:
+def _user(message: Message, target: str, stored: bool) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     parts: list[dict[str, Any]] = []
     for block in message.content:
@@ -132,7 +137,7 @@ def _user(message: Message, target: str) -> list[dict[str, Any]]:
             parts.append(_image(block))
         elif isinstance(block, OpaqueBlock):
             if is_replayable(block, message, target):
-                item = _own_item(block)
+                item = _own_item(block, stored)
                 if item is not None:
                     items.append(item)
             else:
@@ -144,15 +149,16 @@ def _user(message: Message, target: str) -> list[dict[str, Any]]:
     return items
 
 
-def input_items(request: Request, route: Route) -> list[dict[str, Any]]:
-    """The conversation as Responses API input items for ``route``."""
+def input_items(request: Request, route: Route, stored: bool = False) -> list[dict[str, Any]]:
+    """The conversation as Responses API input items for ``route`` (``stored``: the
+    request says ``store: true``)."""
     target = route.name
     items: list[dict[str, Any]] = []
     for message in request.messages:
         if message.role == "assistant":
-            items.extend(_assistant(message, target))
+            items.extend(_assistant(message, target, stored))
         else:
-            items.extend(_user(message, target))
+            items.extend(_user(message, target, stored))
     return items
 
 
@@ -209,7 +215,7 @@ def build_body(request: Request, route: Route, options: Options) -> dict[str, An
     """The JSON body of ``POST <base>/responses``."""
     body: dict[str, Any] = {
         "model": route.model,
-        "input": input_items(request, route),
+        "input": input_items(request, route, options.store),
         "stream": True,
         "store": options.store,
     }
