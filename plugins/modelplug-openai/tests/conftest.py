@@ -94,6 +94,7 @@ def wire() -> Any:
         final_output=final_output,
         sdk_checked=sdk_checked,
         KEY=KEY,
+        RECORDED=RECORDED,
     )
 
 

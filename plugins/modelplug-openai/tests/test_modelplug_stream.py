@@ -157,3 +157,14 @@ def test_modelplug_stream_joins_argument_deltas_per_item(responses, wire_server,
         ("weather", {"location": "Rome"}),
     ]
     assert response.stop_reason == "tool_use"
+
+
+def test_modelplug_stream_reads_events_without_event_lines(responses, wire_server, wire):
+    # Some proxies send only data: lines; the event's own "type" then says what it is.
+    client = responses()
+    wire_server.add_file(wire.RECORDED / "reasoning_tool_turn1.sse")
+    named_events, named = wire.run(client, "wire/gpt-5.1-codex-max")
+    wire_server.add_sse(wire.recorded_events("reasoning_tool_turn1.sse"))
+    plain_events, plain = wire.run(client, "wire/gpt-5.1-codex-max")
+    assert plain.model_dump() == named.model_dump()
+    assert [e.model_dump() for e in plain_events] == [e.model_dump() for e in named_events]
