@@ -219,7 +219,7 @@ class Accumulator:
             )
         except ValueError:  # an item the neutral model refuses: keep the deltas only
             converted = Converted()
-        blocks: list[Block] = [b for b in converted.blocks]
+        blocks: list[Block] = list(converted.blocks)
         thought = "".join(self.thinking)
         shown = sum(
             len(reasoning_text(i)) for i in self.done.values() if i.get("type") == "reasoning"
