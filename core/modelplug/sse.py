@@ -3,8 +3,9 @@
 One framer serves every SSE wire (Chat Completions, the Responses API, Gemini's
 ``alt=sse``): a provider plugin feeds it each network chunk and gets back the events
 that chunk completed, as ``(event, data)`` pairs. The common event, a single
-``data:`` line, costs one split and one slice; comments, ``event:`` and ``id:``
-fields and data spread over several lines take the slow way.
+``data:`` line, costs one split and one slice, and so does an ``event:`` line followed
+by one ``data:`` line; comments, ``id:`` fields and data spread over several lines
+take the slow way.
 
 Two non-standard habits are read too, since real servers have them: bare ``\\r``
 line ends are folded like ``\\r\\n``, and an ``error:`` field (llama.cpp reports a
@@ -61,13 +62,22 @@ class SSEFramer:
         raws = piece.split("\n\n")
         self._rest = raws.pop() + carry
         out: list[tuple[str, str]] = []
+        append = out.append
         for raw in raws:
-            if "\n" not in raw and raw.startswith("data:"):
-                out.append(("", raw[6:] if raw.startswith(" ", 5) else raw[5:]))
-                continue
+            if raw[:5] == "data:":
+                if "\n" not in raw:
+                    append(("", raw[6:] if raw[5:6] == " " else raw[5:]))
+                    continue
+            elif raw[:7] == "event: ":
+                # The named form (the Responses API, Anthropic): "event: NAME" and one
+                # "data: " line, cut with one partition instead of line by line.
+                head, sep, data = raw.partition("\ndata: ")
+                if sep and "\n" not in data and "\n" not in head:
+                    append((head[7:], data))
+                    continue
             event = _parse_event(raw)
             if event is not None:
-                out.append(event)
+                append(event)
         return out
 
     def close(self) -> list[tuple[str, str]]:

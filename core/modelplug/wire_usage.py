@@ -88,21 +88,29 @@ def from_anthropic(raw: Any) -> Usage | None:
 
 def from_responses(raw: Any) -> Usage | None:
     """Responses API ``usage``: ``input_tokens`` includes
-    ``input_tokens_details.cached_tokens``; ``output_tokens`` includes
-    ``output_tokens_details.reasoning_tokens``."""
+    ``input_tokens_details.cached_tokens`` (and ``cache_write_tokens`` where it is
+    reported); ``output_tokens`` includes ``output_tokens_details.reasoning_tokens``."""
     if not isinstance(raw, Mapping):
         return None
     prompt = count(raw.get("input_tokens"))
     output = count(raw.get("output_tokens"))
     if prompt is None or output is None:
         return None
-    cached = count(_details(raw, "input_tokens_details").get("cached_tokens") or 0)
-    if cached is None or cached > prompt:
+    details = _details(raw, "input_tokens_details")
+    cached = count(details.get("cached_tokens") or 0)
+    cache_write = count(details.get("cache_write_tokens") or 0)
+    if cached is None or cache_write is None or cached + cache_write > prompt:
         return None
     reasoning = count(_details(raw, "output_tokens_details").get("reasoning_tokens") or 0)
     if reasoning is None or reasoning > output:
         reasoning = 0
-    return _usage(input=prompt - cached, output=output, cache_read=cached, reasoning=reasoning)
+    return _usage(
+        input=prompt - cached - cache_write,
+        output=output,
+        cache_read=cached,
+        cache_write=cache_write,
+        reasoning=reasoning,
+    )
 
 
 def from_gemini(raw: Any) -> Usage | None:

@@ -13,6 +13,8 @@ from typing import Any
 # genai-prices as they are; it also matches ids loosely itself ("xai" -> "x-ai").
 PROVIDER_IDS = {
     "anthropic-batch": "anthropic",
+    # A user's provider of modelplug-openai's type (a proxy) is priced as OpenAI.
+    "openai-responses": "openai",
     "claude": "anthropic",
     "gemini": "google",
     "vertex": "google",

@@ -1,0 +1,208 @@
+"""This plugin's errors, each born with its ErrorClass.
+
+They derive from :class:`modelplug.plugin.ModelError`, so the client passes them on
+unchanged (message, class, partial output); ``modelplug_classify_error`` answers for
+them too. The plugin never retries: retries belong to the fallback policy, which reads
+``retryable`` and ``retry_after``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from modelplug.plugin import (
+    ErrorClass,
+    ModelError,
+    Route,
+    class_for_status,
+    redact,
+    retry_after_from_headers,
+)
+from modelplug.types import Response
+
+__all__ = [
+    "ResponsesError",
+    "classify",
+    "failure",
+    "http_error",
+    "rate_limit_reset",
+    "stream_broken",
+    "unreachable",
+]
+
+CONTEXT_CODES = ("context_length_exceeded", "string_above_max_length")
+CONTEXT_HINT = (
+    "the prompt does not fit the model's context window; set context_window under "
+    '[models."{name}"] so the conversation is compacted before it overflows'
+)
+# OpenAI's reset durations: "1s", "6m0s", "20ms", "1h2m3.5s".
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+class ResponsesError(ModelError):
+    """Any failure of a Responses API call."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_class: ErrorClass,
+        route: Route | None,
+        partial: Response | None = None,
+        status: int | None = None,
+        code: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.status_code = status
+        self.code = code
+        self.headers = dict(headers or {})
+        super().__init__(message, error_class=error_class, route=route, partial=partial)
+
+
+def _duration(text: str) -> float | None:
+    parts = _DURATION.findall(text.strip())
+    if not parts or "".join(n + u for n, u in parts) != text.strip():
+        return None
+    return sum(float(number) * _UNIT[unit] for number, unit in parts)
+
+
+def rate_limit_reset(headers: Mapping[str, str]) -> float | None:
+    """Seconds until the exhausted limit resets: ``x-ratelimit-reset-requests`` or
+    ``-tokens`` (the one whose ``remaining`` is 0, else the later of the two)."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    waits: dict[str, float] = {}
+    for kind in ("requests", "tokens"):
+        value = lower.get(f"x-ratelimit-reset-{kind}")
+        seconds = _duration(value) if isinstance(value, str) else None
+        if seconds is not None:
+            waits[kind] = seconds
+    for kind, seconds in waits.items():
+        if str(lower.get(f"x-ratelimit-remaining-{kind}", "")).strip() == "0":
+            return seconds
+    return max(waits.values()) if waits else None
+
+
+def classify(
+    status: int | None, code: str | None, message: str, retry_after: float | None
+) -> ErrorClass:
+    """The ErrorClass of a status answer, an ``error`` event or a failed response: core's
+    table, then the Responses API's own codes. A failure with nothing conclusive in
+    the middle of a stream (``server_error``) is transient."""
+    if code in CONTEXT_CODES:
+        return ErrorClass(
+            kind="context_overflow",
+            status=status,
+            reason="the prompt is longer than the model's context window",
+        )
+    found = class_for_status(status, error_type=code, text=message, retry_after=retry_after)
+    if found is None and code in ("invalid_prompt", "invalid_request_error", "invalid_image"):
+        found = ErrorClass(kind="bad_request", status=status, reason=f"refused: {code}")
+    if found is None:
+        return ErrorClass(
+            kind="transient",
+            retryable=True,
+            fallback=True,
+            retry_after=retry_after,
+            status=status,
+            reason=f"the server failed ({code})" if code else "the server failed mid-stream",
+        )
+    if found.kind == "not_found":
+        return dataclasses.replace(found, reason="model or endpoint not found")
+    return found
+
+
+def _error_fields(body: Any) -> tuple[str, str | None]:
+    """The message and the code (or type) of an OpenAI error body or event."""
+    nested = isinstance(body, Mapping) and isinstance(body.get("error"), Mapping)
+    error = body["error"] if nested else body
+    if isinstance(error, Mapping):
+        message = error.get("message")
+        # An error body's "type" is the error's kind; an error event's is "error".
+        code = error.get("code") or (error.get("type") if nested else None)
+        return (
+            str(message) if message else json.dumps(error)[:500],
+            code if isinstance(code, str) and code else None,
+        )
+    return (str(error or "").strip()[:500], None)
+
+
+def _error(
+    where: str,
+    status: int | None,
+    body: Any,
+    route: Route,
+    headers: Mapping[str, str] | None = None,
+    partial: Response | None = None,
+) -> ResponsesError:
+    message, code = _error_fields(body)
+    message = redact(message)
+    retry_after = None
+    if headers is not None:
+        retry_after = retry_after_from_headers(headers)
+        if retry_after is None and status == 429:
+            retry_after = rate_limit_reset(headers)
+    error_class = classify(status, code, message, retry_after)
+    text = f"{where}: {message}" if message else where
+    if code:
+        text += f" ({code})"
+    if error_class.kind == "context_overflow":
+        text += "; " + CONTEXT_HINT.format(name=route.name)
+    if retry_after is not None:
+        text += f"; retry after {retry_after:g} s"
+    return ResponsesError(
+        text,
+        error_class=error_class,
+        route=route,
+        partial=partial,
+        status=status,
+        code=code,
+        headers=headers,
+    )
+
+
+def http_error(status: int, headers: Mapping[str, str], raw: bytes, route: Route) -> ResponsesError:
+    """The error for a status answer."""
+    # Redacted before anything keeps it: a server may echo the key it refused.
+    text = redact(raw.decode("utf-8", "replace"))
+    try:
+        body: Any = json.loads(text) if text else None
+    except ValueError:
+        body = text
+    return _error(f"{route.provider} answered {status}", status, body, route, headers)
+
+
+def failure(event: Mapping[str, Any], route: Route, partial: Response | None) -> ResponsesError:
+    """The error for an ``error`` event or a ``response.failed`` event."""
+    if event.get("type") == "response.failed":
+        response = event.get("response")
+        body = response.get("error") if isinstance(response, Mapping) else None
+        return _error(
+            f"{route.provider} failed the response", None, body or {}, route, None, partial
+        )
+    return _error(f"{route.provider} reported an error", None, event, route, None, partial)
+
+
+def unreachable(route: Route) -> ResponsesError:
+    """Nothing answers at the route's base URL: another model may still answer."""
+    return ResponsesError(
+        f"Cannot reach {route.provider} at {route.endpoint.base_url}.",
+        error_class=ErrorClass(kind="unreachable", fallback=True, reason="connection refused"),
+        route=route,
+    )
+
+
+def stream_broken(
+    route: Route, message: str, *, reason: str, partial: Response | None = None
+) -> ResponsesError:
+    """A transient failure: the same request may succeed when tried again."""
+    return ResponsesError(
+        message,
+        error_class=ErrorClass(kind="transient", retryable=True, fallback=True, reason=reason),
+        route=route,
+        partial=partial,
+    )

@@ -1,0 +1,35 @@
+"""This plugin's options: the ``[openai]`` table of the settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["SECTION", "Options"]
+
+SECTION = "openai"
+
+
+@dataclass(frozen=True)
+class Options:
+    """``[openai]`` in the settings.
+
+    - ``connect_timeout``, ``read_timeout`` (the longest silence between two reads of a
+      stream; a reasoning model may think for minutes before its first word),
+      ``write_timeout``: seconds.
+    - ``store``: let OpenAI keep the response (``store: true``). Off by default: the
+      conversation travels whole, reasoning included as encrypted items.
+    - ``prompt_cache_key``: sent as ``prompt_cache_key``, so calls that share a prefix
+      land on the same cache.
+    - ``strict_tools``: function tools with ``strict: true`` (the schema must then be
+      one OpenAI's strict mode accepts). Off by default.
+    - ``reasoning_summary``: which summary to ask for when thinking is shown.
+    """
+
+    connect_timeout: float = field(default=10.0, metadata={"gt": 0})
+    read_timeout: float = field(default=600.0, metadata={"gt": 0})
+    write_timeout: float = field(default=60.0, metadata={"gt": 0})
+    store: bool = False
+    prompt_cache_key: str | None = None
+    strict_tools: bool = False
+    reasoning_summary: Literal["auto", "concise", "detailed"] = "auto"

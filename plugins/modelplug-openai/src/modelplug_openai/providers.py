@@ -1,0 +1,103 @@
+"""The providers this plugin serves and turning a spec into a Route.
+
+``openai`` is OpenAI's own API; a user's ``[providers.NAME] type = "openai-responses"``
+is any other server of the Responses API (Azure OpenAI's v1 endpoint, a LiteLLM proxy).
+Light on purpose: it runs on every ``resolve``.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from modelplug.plugin import (
+    ConfigError,
+    Endpoint,
+    ModelInfo,
+    Provider,
+    Route,
+    Settings,
+    check_base_url,
+)
+
+from .models import thinking_mode
+
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_KEY", "TYPE", "is_azure", "provider_names", "resolve"]
+
+TYPE = "openai-responses"
+OPENAI = "openai"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_KEY = "OPENAI_API_KEY"
+API_NOTE = "served through the Responses API (POST {base}/responses)"
+
+
+def provider_names(settings: Settings) -> list[Provider]:
+    """``openai`` (native: the Responses API is OpenAI's own) plus the user's providers
+    of this type. A user provider named ``openai`` of another type takes the name."""
+    names: list[Provider] = []
+    own = settings.providers.get(OPENAI)
+    if own is None or own.type == TYPE:
+        names.append(Provider(name=OPENAI, type=TYPE, native=True, example="gpt-5"))
+    for name, provider in sorted(settings.providers.items()):
+        if provider.type == TYPE and name != OPENAI:
+            names.append(Provider(name=name, type=TYPE))
+    return names
+
+
+def is_azure(endpoint: Endpoint) -> bool:
+    """Azure OpenAI takes its key in an ``api-key`` header: said by ``server = "azure"``
+    or by an Azure host name."""
+    if endpoint.server == "azure":
+        return True
+    host = (urlsplit(endpoint.base_url or "").hostname or "").lower()
+    return host.endswith((".openai.azure.com", ".cognitiveservices.azure.com"))
+
+
+def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
+    """The endpoint of ``provider``, or None when this plugin does not serve it."""
+    user = settings.providers.get(provider)
+    if user is None:
+        if provider != OPENAI:
+            return None
+        return Endpoint(type=TYPE, base_url=DEFAULT_BASE_URL, api_key_env=DEFAULT_KEY)
+    if user.type != TYPE:
+        return None
+    base_url = user.base_url or (DEFAULT_BASE_URL if provider == OPENAI else None)
+    if not base_url:
+        raise ConfigError(
+            f"the provider {provider!r} in your settings has type {TYPE!r} but no base_url; "
+            f'add base_url = "https://host/v1" under [providers.{provider}]'
+        )
+    base_url = check_base_url(
+        base_url, allow_insecure_http=user.allow_insecure_http, provider=provider
+    )
+    api_key_env = user.api_key_env
+    if api_key_env is None and "api_key_env" not in user.given:
+        api_key_env = DEFAULT_KEY
+    return Endpoint(
+        type=TYPE,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        headers=dict(user.headers),
+        allow_insecure_http=user.allow_insecure_http,
+        server=user.server,
+    )
+
+
+def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route | None:
+    """``openai/<model>`` or ``<name>/<model>`` for a provider of this type -> Route."""
+    provider, slash, model = spec.partition("/")
+    if not slash or provider_type not in (None, TYPE):
+        return None
+    endpoint = endpoint_for(provider, settings)
+    if endpoint is None:
+        return None
+    if not model:
+        raise ConfigError(
+            f"the spec {spec!r} names no model; write {provider}/<model id>, e.g. {provider}/gpt-5"
+        )
+    info = ModelInfo(
+        supports_tools=True,
+        thinking=thinking_mode(model),
+        notes=[API_NOTE.format(base=endpoint.base_url)],
+    )
+    return Route(provider=provider, model=model, endpoint=endpoint, info=info)

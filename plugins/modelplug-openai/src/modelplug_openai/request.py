@@ -1,0 +1,257 @@
+"""The Responses API request body: instructions, input items, tools, options.
+
+Reasoning items and other vendor items go back exactly as they came, and only to the
+model that produced them (:func:`modelplug.plugin.is_replayable`); another model gets
+none of them. Text, tool calls, tool results and images are portable.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from modelplug.plugin import Route, is_replayable
+from modelplug.types import (
+    ImageBlock,
+    Message,
+    OpaqueBlock,
+    Request,
+    ServerTool,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+from .models import effort_for, reasons
+from .options import Options
+
+__all__ = ["OPAQUE_PREFIX", "REASONING", "build_body", "input_items", "unsupported_fields"]
+
+# OpaqueBlock kinds this plugin writes: "openai." + the output item's type.
+OPAQUE_PREFIX = "openai."
+REASONING = "reasoning"
+ENCRYPTED = "reasoning.encrypted_content"
+
+
+def _image(image: ImageBlock) -> dict[str, Any]:
+    return {"type": "input_image", "image_url": image.as_url(), "detail": "auto"}
+
+
+def _own_item(block: ThinkingBlock | OpaqueBlock, stored: bool) -> dict[str, Any] | None:
+    """The vendor item a block carries, when it is one of this API's items and can go
+    back: with nothing stored on OpenAI's side (``store: false``) a reasoning item
+    without its encrypted content is only an id the API cannot find, and it refuses
+    the request ("Item with id 'rs_...' not found"), so such an item is left out."""
+    wire = block.wire
+    if not isinstance(wire, dict) or not isinstance(wire.get("type"), str):
+        return None
+    if isinstance(block, ThinkingBlock):
+        if wire["type"] != REASONING:
+            return None
+        return wire if stored or wire.get("encrypted_content") else None
+    return wire if block.kind.startswith(OPAQUE_PREFIX) else None
+
+
+def _search_text(block: OpaqueBlock) -> str | None:
+    """Another provider's web search results, as titles and URLs, for this model."""
+    if "search" not in block.kind:
+        return None
+    content = block.wire.get("content")
+    lines = [
+        f"- {item.get('title') or item['url']} ({item['url']})"
+        for item in (content if isinstance(content, list) else [])
+        if isinstance(item, dict) and isinstance(item.get("url"), str)
+    ]
+    return "Web search results:\n" + "\n".join(lines) if lines else block.text
+
+
+def _assistant(message: Message, target: str, stored: bool) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    text: list[str] = []
+
+    def flush() -> None:
+        if text:
+            items.append({"role": "assistant", "content": "".join(text)})
+            text.clear()
+
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            text.append(block.text)
+        elif isinstance(block, ToolUseBlock):
+            flush()
+            arguments = (
+                block.input
+                if isinstance(block.input, str)
+                else json.dumps(block.input, ensure_ascii=False)
+            )
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": block.id,
+                    "name": block.name,
+                    "arguments": arguments,
+                }
+            )
+        elif isinstance(block, ThinkingBlock | OpaqueBlock):
+            if is_replayable(block, message, target):
+                item = _own_item(block, stored)
+                if item is not None:
+                    flush()
+                    items.append(item)  # as it came, encrypted content included
+            elif isinstance(block, OpaqueBlock):
+                shown = _search_text(block)
+                if shown:
+                    text.append(shown)
+    flush()
+    return items
+
+
+def _tool_output(result: ToolResultBlock) -> str | list[dict[str, Any]]:
+    text = result.text
+    if result.is_error:
+        text = f"Error: {text}" if text else "Error"
+    images = result.images
+    if not images:
+        return text or "(no output)"
+    parts: list[dict[str, Any]] = [{"type": "input_text", "text": text}] if text else []
+    parts.extend(_image(image) for image in images)
+    return parts
+
+
+def _user(message: Message, target: str, stored: bool) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, ToolResultBlock):
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": block.tool_use_id,
+                    "output": _tool_output(block),
+                }
+            )
+        elif isinstance(block, TextBlock):
+            parts.append({"type": "input_text", "text": block.text})
+        elif isinstance(block, ImageBlock):
+            parts.append(_image(block))
+        elif isinstance(block, OpaqueBlock):
+            if is_replayable(block, message, target):
+                item = _own_item(block, stored)
+                if item is not None:
+                    items.append(item)
+            else:
+                shown = _search_text(block)
+                if shown:
+                    parts.append({"type": "input_text", "text": shown})
+    if parts:
+        items.append({"role": "user", "content": parts})
+    return items
+
+
+def input_items(request: Request, route: Route, stored: bool = False) -> list[dict[str, Any]]:
+    """The conversation as Responses API input items for ``route`` (``stored``: the
+    request says ``store: true``)."""
+    target = route.name
+    items: list[dict[str, Any]] = []
+    for message in request.messages:
+        if message.role == "assistant":
+            items.extend(_assistant(message, target, stored))
+        else:
+            items.extend(_user(message, target, stored))
+    return items
+
+
+def _tool_choice(choice: str) -> Any:
+    if choice in ("auto", "none"):
+        return choice
+    if choice in ("any", "required"):
+        return "required"
+    return {"type": "function", "name": choice}
+
+
+def _server_tool(tool: ServerTool) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": "web_search"}
+    if tool.allowed_domains:
+        entry["filters"] = {"allowed_domains": list(tool.allowed_domains)}
+    return entry
+
+
+def _reasoning(request: Request, route: Route, options: Options) -> dict[str, Any] | None:
+    thinking = request.thinking
+    if thinking is None:
+        return None
+    out: dict[str, Any] = {}
+    effort = effort_for(route.model, thinking.effort, thinking.enabled)
+    if effort is not None:
+        out["effort"] = effort
+    shown = thinking.enabled and not thinking.hide and thinking.display != "omitted"
+    if shown and effort != "none":
+        out["summary"] = options.reasoning_summary
+    return out or None
+
+
+def unsupported_fields(request: Request, route: Route) -> list[str]:
+    """Request fields the Responses API (or this model) has no place for; they are
+    left out of the body and named in a Notice."""
+    names = []
+    if request.stop:
+        names.append("stop")
+    if request.top_k is not None:
+        names.append("top_k")
+    if request.seed is not None:
+        names.append("seed")
+    if reasons(route.model):
+        names.extend(n for n in ("temperature", "top_p") if getattr(request, n) is not None)
+    for tool in request.server_tools:
+        if tool.blocked_domains:
+            names.append("server_tools.blocked_domains")
+        if tool.max_uses is not None:
+            names.append("server_tools.max_uses")
+    return names
+
+
+def build_body(request: Request, route: Route, options: Options) -> dict[str, Any]:
+    """The JSON body of ``POST <base>/responses``."""
+    body: dict[str, Any] = {
+        "model": route.model,
+        "input": input_items(request, route, options.store),
+        "stream": True,
+        "store": options.store,
+    }
+    if request.system:
+        body["instructions"] = request.system
+    tools: list[dict[str, Any]] = [
+        {
+            "type": "function",
+            "name": t.name,
+            "description": t.description,
+            "parameters": t.input_schema,
+            "strict": options.strict_tools,
+        }
+        for t in request.tools
+    ]
+    tools.extend(_server_tool(t) for t in request.server_tools)
+    if tools:
+        body["tools"] = tools
+        if request.tool_choice is not None:
+            body["tool_choice"] = _tool_choice(request.tool_choice)
+    if request.max_tokens is not None:
+        body["max_output_tokens"] = request.max_tokens
+    if not reasons(route.model):
+        for name in ("temperature", "top_p"):
+            value = getattr(request, name)
+            if value is not None:
+                body[name] = value
+    reasoning = _reasoning(request, route, options)
+    if reasoning is not None:
+        body["reasoning"] = reasoning
+    thinks = request.thinking is not None and request.thinking.enabled
+    if reasons(route.model) or thinks:
+        # The reasoning items then come with their encrypted content, so they can go
+        # back in the next request with nothing stored on OpenAI's side.
+        body["include"] = [ENCRYPTED]
+    if options.prompt_cache_key:
+        body["prompt_cache_key"] = options.prompt_cache_key
+    body.update(request.extra)
+    return body

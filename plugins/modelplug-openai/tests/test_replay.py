@@ -1,0 +1,161 @@
+"""A two-turn tool loop: the second request carries the reasoning item unchanged, and
+only to the model that produced it."""
+
+from __future__ import annotations
+
+import json
+
+from modelplug.types import (
+    Message,
+    OpaqueBlock,
+    Request,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+)
+
+MODEL = "wire/gpt-5.1-codex-max"
+
+
+def second_turn(first, answer="19"):
+    """The conversation after the model's first answer and the tool's result."""
+    call = first.tool_calls[0]
+    return Request(
+        messages=[
+            Message(role="user", content="What is (12 + 7) * 3 * 10? Use the calculator."),
+            first.message,
+            Message(role="user", content=[ToolResultBlock(tool_use_id=call.id, content=answer)]),
+        ]
+    )
+
+
+def test_second_request_carries_the_reasoning_item_unchanged(
+    responses, wire_server, wire, recorded
+):
+    wire_server.add_file(recorded / "reasoning_tool_turn1.sse")
+    wire_server.add_file(recorded / "reasoning_tool_turn2.sse")
+    client = responses()
+    _, first = wire.run(client, MODEL, "What is (12 + 7) * 3 * 10? Use the calculator.")
+    # The conversation is stored as JSON between the turns, as an application would.
+    stored = Request.model_validate_json(second_turn(first).model_dump_json())
+    _, second = wire.run(client, MODEL, stored)
+
+    sent = wire_server.requests[1].json()["input"]
+    reasoning = wire.final_output("reasoning_tool_turn1.sse")[0]
+    assert [item.get("type", "message") for item in sent] == [
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+    ]
+    assert sent[1] == reasoning  # every field, encrypted content included
+    assert wire.sdk_checked(sent, "input") == sent
+    raw = wire_server.requests[1].body.decode()
+    assert json.dumps(reasoning["encrypted_content"]) in raw
+    assert sent[2] == {
+        "type": "function_call",
+        "call_id": "call_AB6AaRZ1FYZB2RwS6A5vbdqn",
+        "name": "calculator",
+        "arguments": '{"a": 12, "b": 7, "op": "add"}',
+    }
+    assert sent[3] == {
+        "type": "function_call_output",
+        "call_id": "call_AB6AaRZ1FYZB2RwS6A5vbdqn",
+        "output": "19",
+    }
+    assert wire_server.requests[1].json()["include"] == ["reasoning.encrypted_content"]
+    assert second.tool_calls[0].input == {"a": 19, "b": 3, "op": "multiply"}
+
+
+def test_another_model_gets_no_reasoning_item(responses, wire_server, wire, recorded):
+    wire_server.add_file(recorded / "reasoning_tool_turn1.sse")
+    wire_server.add_file(recorded / "reasoning_tool_turn2.sse")
+    client = responses()
+    _, first = wire.run(client, MODEL, "What is (12 + 7) * 3 * 10?")
+    wire.run(client, "wire/gpt-5-mini", second_turn(first))
+    sent = wire_server.requests[1].json()["input"]
+    assert "reasoning" not in [item.get("type") for item in sent]
+    # The portable parts still go: the call and its result.
+    assert [item.get("type") for item in sent][1:] == ["function_call", "function_call_output"]
+
+
+def test_other_vendors_blocks_are_not_sent(responses, wire_server, wire, recorded):
+    wire_server.add_file(recorded / "text.sse")
+    claude = Message(
+        role="assistant",
+        model="anthropic/claude-sonnet-4-5",
+        content=[
+            ThinkingBlock(
+                text="hmm", signature="sig", wire={"type": "thinking", "thinking": "hmm"}
+            ),
+            OpaqueBlock(
+                kind="web_search_tool_result",
+                wire={
+                    "type": "web_search_tool_result",
+                    "content": [{"url": "https://example.org/a", "title": "A"}],
+                },
+            ),
+            TextBlock(text="Found it."),
+        ],
+    )
+    request = Request(
+        messages=[
+            Message(role="user", content="search"),
+            claude,
+            Message(role="user", content="and?"),
+        ]
+    )
+    wire.run(responses(), MODEL, request)
+    sent = wire_server.requests[0].json()["input"]
+    assert sent[1] == {
+        "role": "assistant",
+        "content": "Web search results:\n- A (https://example.org/a)Found it.",
+    }
+    assert all(item.get("type") != "reasoning" for item in sent)
+
+
+def test_own_web_search_items_go_back_to_the_same_model(responses, wire_server, wire, recorded):
+    wire_server.add_file(recorded / "web_search.sse")
+    wire_server.add_file(recorded / "text.sse")
+    client = responses()
+    _, first = wire.run(
+        client, "wire/gpt-5-mini", "tech news?", server_tools=[{"type": "web_search"}]
+    )
+    follow = Request(
+        messages=[
+            Message(role="user", content="tech news?"),
+            first.message,
+            Message(role="user", content="more"),
+        ]
+    )
+    wire.run(client, "wire/gpt-5-mini", follow)
+    sent = wire_server.requests[1].json()["input"]
+    output = wire.final_output("web_search.sse")
+    # This capture was made with store: true, so its reasoning items have no encrypted
+    # content; with store: false they cannot go back and are left out.
+    assert "reasoning" not in [i.get("type") for i in sent]
+    replayed = [i for i in sent if i.get("type") == "web_search_call"]
+    assert replayed == [i for i in output if i["type"] == "web_search_call"]
+    assert wire.sdk_checked(sent, "input") == sent
+    text = next(i for i in output if i["type"] == "message")["content"][0]["text"]
+    assert {"role": "assistant", "content": text} in sent
+
+
+def test_a_reasoning_item_without_encrypted_content_is_left_out_unless_stored(
+    responses, wire_server, wire, recorded
+):
+    bare = {"id": "rs_1", "type": "reasoning", "summary": []}
+    message = Message(
+        role="assistant",
+        model=MODEL,
+        content=[ThinkingBlock(wire=bare), TextBlock(text="Done.")],
+    )
+    request = Request(
+        messages=[Message(role="user", content="go"), message, Message(role="user", content="and?")]
+    )
+    wire_server.add_file(recorded / "text.sse")
+    wire.run(responses(), MODEL, request)
+    assert [i.get("type") for i in wire_server.requests[0].json()["input"]] == [None, None, None]
+    wire_server.add_file(recorded / "text.sse")
+    wire.run(responses({"openai": {"store": True}}), MODEL, request)
+    assert wire_server.requests[1].json()["input"][1] == bare
