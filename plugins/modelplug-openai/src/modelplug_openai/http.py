@@ -15,7 +15,7 @@ from .providers import is_azure
 
 if TYPE_CHECKING:
     import httpx2
-    from modelplug.plugin import Client, Route
+    from modelplug.plugin import Client, Route, Settings
 
 __all__ = ["HTTP_KEY", "request_headers", "shared_http"]
 
@@ -54,11 +54,12 @@ def shared_http(client: Client) -> tuple[httpx2.AsyncClient, Options]:
     return shared.http, shared.options
 
 
-def request_headers(route: Route, key: str | None) -> dict[str, str]:
+def request_headers(route: Route, key: str | None, settings: Settings) -> dict[str, str]:
     """The provider's configured headers and the key: ``Authorization: Bearer`` for
     OpenAI and proxies, ``api-key`` for Azure OpenAI."""
     headers = {"content-type": "application/json", "accept": "text/event-stream"}
-    headers.update(route.endpoint.headers)
+    # A route holds header names only; the values come from the user's settings now.
+    headers.update(settings.provider_headers(route.provider))
     if key:
         name = "api-key" if is_azure(route.endpoint) else "authorization"
         # One header of that name: the key wins over a configured one.

@@ -250,7 +250,9 @@ async def stream_responses(
     url = f"{route.endpoint.base_url}/responses"
     try:
         response = await http.send(
-            http.build_request("POST", url, content=payload, headers=request_headers(route, key)),
+            http.build_request(
+                "POST", url, content=payload, headers=request_headers(route, key, client.settings)
+            ),
             stream=True,
         )
     except httpx2.ConnectError:
