@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
-from modelplug.client import Client
-from modelplug.plugins import hookimpl
+from modelplug.plugin import Client
+from modelplug.plugin import hookimpl
 from modelplug.testing import FakeModel
 from modelplug.types import Provider
 from modelplug.types import (
