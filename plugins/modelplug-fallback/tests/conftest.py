@@ -7,15 +7,14 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
-from modelplug.plugin import Client
-from modelplug.plugin import hookimpl
+from modelplug.plugin import Client, hookimpl
 from modelplug.testing import FakeModel
-from modelplug.types import Provider
 from modelplug.types import (
     Done,
     Endpoint,
     Event,
     Message,
+    Provider,
     Request,
     Response,
     Route,

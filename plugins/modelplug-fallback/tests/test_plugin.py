@@ -9,8 +9,7 @@ from typing import Any
 
 import modelplug_fallback
 import pytest
-from modelplug.plugin import ConfigError, NoProviderError
-from modelplug.plugin import hookimpl
+from modelplug.plugin import ConfigError, NoProviderError, hookimpl
 from modelplug.testing import FakeModel, text
 from modelplug.types import Endpoint, Notice, Request
 from modelplug_fallback.options import load_options
