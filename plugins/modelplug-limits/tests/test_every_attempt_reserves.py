@@ -25,7 +25,7 @@ def fallback(clock: Any) -> FallbackPolicy:
 
 
 def tokens_counted(counters: Any) -> int:
-    (key,) = [k for k in counters.keys() if k.startswith("budget:")]
+    (key,) = [k for k in counters.live_keys() if k.startswith("budget:")]
     return int(counters.read_now([key])[0][0])
 
 

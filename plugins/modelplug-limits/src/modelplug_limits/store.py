@@ -153,7 +153,7 @@ class MemoryCounters:
     async def read(self, keys: Sequence[str]) -> list[tuple[int, float] | None]:
         return self.read_now(keys)
 
-    def keys(self) -> list[str]:
+    def live_keys(self) -> list[str]:
         """The live counters' keys (for ``modelplug limits``)."""
         now = self.clock()
         with self._lock:
