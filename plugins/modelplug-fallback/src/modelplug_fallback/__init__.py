@@ -3,8 +3,9 @@
 The hook wraps whatever stream the provider plugin opened (``wrapper=True``). The
 policy itself lives in :mod:`modelplug_fallback.policy`, imported on the first call.
 
-Public names (loaded on first use): :class:`FallbackPolicy`, :class:`CooldownStore` (the
-protocol a shared cooldown table implements, as modelplug-redis does),
+Public names (loaded on first use): :class:`FallbackPolicy`, :class:`CooldownStore` and
+:class:`AsyncCooldownStore` (the protocols a shared cooldown table implements, as
+modelplug-redis does),
 :class:`MemoryCooldowns` and :data:`SHARED` (the process-wide table).
 """
 
@@ -20,17 +21,25 @@ if TYPE_CHECKING:
     from modelplug.plugin import Client
     from modelplug.types import Event, Request, Route
 
-    from .cooldowns import SHARED, CooldownStore, MemoryCooldowns
+    from .cooldowns import SHARED, AsyncCooldownStore, CooldownStore, MemoryCooldowns
     from .policy import FallbackPolicy
 
 __version__ = "0.1.0"
-__all__ = ["SHARED", "CooldownStore", "FallbackPolicy", "MemoryCooldowns", "modelplug_stream"]
+__all__ = [
+    "SHARED",
+    "AsyncCooldownStore",
+    "CooldownStore",
+    "FallbackPolicy",
+    "MemoryCooldowns",
+    "modelplug_stream",
+]
 
 modelplug_policy = "fallback"
 """This module is a fallback policy (see :func:`modelplug.plugin.find_policies`)."""
 
 _WHERE = {
     "FallbackPolicy": "policy",
+    "AsyncCooldownStore": "cooldowns",
     "CooldownStore": "cooldowns",
     "MemoryCooldowns": "cooldowns",
     "SHARED": "cooldowns",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from inspect import isawaitable
 from typing import TYPE_CHECKING, Any
 
 from modelplug.plugin import (
@@ -85,6 +86,7 @@ class Attempts:
         client: Client,
     ) -> None:
         self.policy = policy
+        self.store = policy.store_for(client)
         self.options = options
         self.route = route
         self.request = request
@@ -94,6 +96,13 @@ class Attempts:
         self.tried_cooling = False
         self.retries = 0
         self.started = 0.0
+
+    async def remaining(self, key: str) -> float:
+        """Seconds ``key`` still cools down, from a sync or an async store."""
+        left = self.store.remaining(key)
+        if isawaitable(left):
+            left = await left
+        return float(left)
 
     @cached_property
     def candidates(self) -> Candidates:
@@ -119,7 +128,7 @@ class Attempts:
         it raised), then retries and fallbacks as the options allow."""
         self.started = self.policy.clock()
         index, current = 0, self.route
-        moved = self.start_elsewhere()
+        moved = await self.start_elsewhere()
         if moved is not None:
             await _close(stream)
             stream, pending = None, None
@@ -137,7 +146,7 @@ class Attempts:
                         opening_error, pending = pending, None
                         raise opening_error
                     if stream is None:
-                        stream = self.open(current)
+                        stream = await self.open(current)
                     async for event in stream:
                         if waited:
                             yield notices.recovered(
@@ -145,7 +154,7 @@ class Attempts:
                             )
                             waited = False
                         if isinstance(event, Done):
-                            yield self.done(current, event)
+                            yield await self.done(current, event)
                             return
                         if isinstance(event, OUTPUT):
                             produced = True
@@ -161,7 +170,7 @@ class Attempts:
                     if produced:
                         step = Step(error=self.after_output(exc, current, text, thought))
                     else:
-                        step = self.next_step(exc, current, index)
+                        step = await self.next_step(exc, current, index)
                     for notice in step.notices:
                         yield notice
                     if step.error is exc:
@@ -179,12 +188,12 @@ class Attempts:
         finally:
             await _close(stream)
 
-    def start_elsewhere(self) -> tuple[tuple[int, Route], list[Notice]] | None:
+    async def start_elsewhere(self) -> tuple[tuple[int, Route], list[Notice]] | None:
         """Where to start when the route asked for is cooling down and another candidate
         can answer (skipped silently, but for candidates that could not be built);
         None to start on the route asked for."""
-        cooling = self.policy.store.remaining(self.route.name) > 0
-        chosen = self.pick(1) if cooling else None
+        cooling = await self.remaining(self.route.name) > 0
+        chosen = await self.pick(1) if cooling else None
         if chosen is None:
             # The asked model is tried after all; the candidates found unusable will be
             # met (and reported) again if it fails.
@@ -200,10 +209,9 @@ class Attempts:
 
     # -- choosing and opening candidates ----------------------------------------------
 
-    def pick(self, start: int) -> tuple[int, Route] | None:
+    async def pick(self, start: int) -> tuple[int, Route] | None:
         """The next candidate from ``start`` that can be built and is not cooling down;
         failing that the last one that can be built (the last is always tried)."""
-        store = self.policy.store
         last_cooling: tuple[int, Route] | None = None
         for index in range(start, len(self.candidates)):
             spec = self.candidates.specs[index]
@@ -214,25 +222,25 @@ class Attempts:
                 continue
             if route.name in self.tried or route.name == self.route.name:
                 continue
-            if store.remaining(route.name) > 0:
+            if await self.remaining(route.name) > 0:
                 last_cooling = (index, route)
                 continue
             return index, route
         return last_cooling
 
-    def open(self, route: Route) -> AsyncIterator[Event]:
+    async def open(self, route: Route) -> AsyncIterator[Event]:
         if not self.tried or self.tried[-1] != route.name:
             self.tried.append(route.name)
-        self.tried_cooling = self.policy.store.remaining(route.name) > 0
+        self.tried_cooling = await self.remaining(route.name) > 0
         return self.client.open_stream(route, self.request, exclude=self.exclude)
 
     # -- after a failure before any output --------------------------------------------
 
-    def next_step(self, exc: Exception, current: Route, index: int) -> Step:
+    async def next_step(self, exc: Exception, current: Route, index: int) -> Step:
         """What to do after ``current`` failed with ``exc`` before any output: wait and
         retry it, switch to the next candidate, or raise."""
         if isinstance(exc, UNBUILDABLE):
-            return self.switch(exc, current, index, exc.message, [])  # a missing key, say
+            return await self.switch(exc, current, index, exc.message, [])  # a missing key, say
         error_class = self.client.classify(exc, current)
         if error_class.kind == "aborted":
             return Step(error=exc)
@@ -252,8 +260,8 @@ class Attempts:
             )
         if not error_class.fallback:
             return Step(said, error=self.final(exc, current, error_class))
-        self.cool_down(current, error_class)
-        return self.switch(exc, current, index, notices.describe(error_class), said)
+        await self.cool_down(current, error_class)
+        return await self.switch(exc, current, index, notices.describe(error_class), said)
 
     def may_retry(self, error_class: ErrorClass) -> bool:
         return (
@@ -283,11 +291,11 @@ class Attempts:
             )
         return None
 
-    def switch(
+    async def switch(
         self, exc: Exception, current: Route, index: int, reason: str, said: list[Notice]
     ) -> Step:
         """Move on to the next usable candidate after ``current``, or raise when none."""
-        chosen = self.pick(index + 1)
+        chosen = await self.pick(index + 1)
         if chosen is None:
             if self.skipped:
                 said.append(notices.skipped_only(current.name, self.skipped, None))
@@ -296,7 +304,7 @@ class Attempts:
         self.skipped = []
         return Step(said, switch_to=chosen)
 
-    def cool_down(self, route: Route, error_class: ErrorClass) -> None:
+    async def cool_down(self, route: Route, error_class: ErrorClass) -> None:
         """Skip ``route`` in later calls: a busy model for at least the short cooldown
         (longer when the server asked for longer); any other failure for what it said
         (a Retry-After, a budget's reset), else the long cooldown."""
@@ -307,18 +315,18 @@ class Attempts:
         else:
             seconds = asked if asked is not None else options.cooldown_other
         if seconds > 0:
-            self.policy.store.mark(route.name, seconds)
+            await _settled(self.store.mark(route.name, seconds))
 
     # -- outcomes -----------------------------------------------------------------------
 
-    def done(self, route: Route, event: Done) -> Done:
-        response = self.answered(route, event.response)
+    async def done(self, route: Route, event: Done) -> Done:
+        response = await self.answered(route, event.response)
         return event if response is event.response else Done(response=response)
 
-    def answered(self, route: Route, response: Response) -> Response:
+    async def answered(self, route: Route, response: Response) -> Response:
         """The Response, named for and priced as the model that answered."""
         if self.tried_cooling:
-            self.policy.store.clear(route.name)  # a cooling model answered: it is back
+            await _settled(self.store.clear(route.name))  # a cooling model answered: it is back
         if route is self.route:
             return response
         updates: dict[str, Any] = {}
@@ -366,6 +374,12 @@ class Attempts:
         return ModelError(
             describe_error(exc, error_class), error_class=error_class, route=route, partial=partial
         )
+
+
+async def _settled(result: object) -> None:
+    """Wait for an async store's write; a sync store's has happened already."""
+    if isawaitable(result):
+        await result
 
 
 async def _close(stream: AsyncIterator[Event] | None) -> None:

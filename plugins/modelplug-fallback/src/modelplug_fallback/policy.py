@@ -20,7 +20,7 @@ from modelplug.types import Event, Request, Route
 
 from .attempts import NEVER_RETRY, UNBUILDABLE, Attempts
 from .chain import chain_specs
-from .cooldowns import SHARED, CooldownStore
+from .cooldowns import SHARED, AnyCooldownStore
 from .options import FallbackOptions, load_options
 
 if TYPE_CHECKING:
@@ -31,6 +31,9 @@ __all__ = ["POLICY_KIND", "FallbackPolicy", "default_policy", "policies_on"]
 POLICY_KIND = "fallback"
 """What :func:`modelplug.plugin.find_policies` finds this plugin's policies by."""
 
+STORES_KIND = "stores"
+"""What a plugin offering shared stores (modelplug-redis) is found by."""
+
 HookWrapper = Generator[None, "AsyncIterator[Event] | None", "AsyncIterator[Event] | None"]
 Sleep = Callable[[float], Awaitable[Any]]
 
@@ -40,7 +43,8 @@ class FallbackPolicy:
 
     :param options: ``[fallback]`` settings that win over the settings files
         (``retries``, ``budget``, ``cooldown_rate_limit``...).
-    :param store: the cooldown table (default: the process-wide one).
+    :param store: the cooldown table (default: a stores plugin's, such as
+        modelplug-redis when it is configured, else the process-wide one).
     :param clock: a monotonic clock in seconds, for the retry budget.
     :param sleep: how to wait (``asyncio.sleep``; tests pass one that only records).
     :param random: a source of floats in [0, 1) for the jitter.
@@ -53,19 +57,22 @@ class FallbackPolicy:
         self,
         options: Mapping[str, Any] | None = None,
         *,
-        store: CooldownStore | None = None,
+        store: AnyCooldownStore | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Sleep = asyncio.sleep,
         random: Callable[[], float] = _random.random,
     ) -> None:
         self.overrides = dict(options or {})
-        self.store: CooldownStore = store if store is not None else SHARED
+        self.store: AnyCooldownStore | None = store
         self.clock = clock
         self.sleep = sleep
         self.random = random
         self._options_by_client: weakref.WeakKeyDictionary[
             Client, tuple[Settings, FallbackOptions]
         ] = weakref.WeakKeyDictionary()
+        self._store_by_client: weakref.WeakKeyDictionary[Client, AnyCooldownStore] = (
+            weakref.WeakKeyDictionary()
+        )
 
     @hookimpl(wrapper=True, tryfirst=True)
     def modelplug_stream(self, route: Route, request: Request, client: Client) -> HookWrapper:
@@ -112,6 +119,18 @@ class FallbackPolicy:
         self._options_by_client[client] = (client.settings, options)
         return options
 
+    def store_for(self, client: Client) -> AnyCooldownStore:
+        """The cooldown table on ``client``: the one this policy was given, else the
+        one a stores plugin offers (``modelplug_policy = "stores"`` with a
+        ``cooldown_store(client)`` function), else the process-wide :data:`SHARED`."""
+        if self.store is not None:
+            return self.store
+        found = self._store_by_client.get(client)
+        if found is None:
+            found = shared_store(client) or SHARED
+            self._store_by_client[client] = found
+        return found
+
     def _takes_open_error(self, exc: Exception, route: Route, client: Client) -> bool:
         has_chain = bool(chain_specs(client.settings, route))
         if isinstance(exc, UNBUILDABLE):
@@ -137,6 +156,17 @@ def default_policy() -> FallbackPolicy:
     if _DEFAULT is None:
         _DEFAULT = FallbackPolicy()
     return _DEFAULT
+
+
+def shared_store(client: Client) -> AnyCooldownStore | None:
+    """A cooldown store offered by a stores plugin on ``client`` (None: none is
+    configured)."""
+    for plugin in find_policies(client, STORES_KIND):
+        make = getattr(plugin, "cooldown_store", None)
+        store = make(client) if make is not None else None
+        if store is not None:
+            return store  # type: ignore[no-any-return]
+    return None
 
 
 def policies_on(client: Client) -> list[object]:
