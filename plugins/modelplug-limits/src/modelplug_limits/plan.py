@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 __all__ = ["Plan", "period_window", "plan_attempt"]
 
 TOTAL_TTL = 400 * 86400.0  # a total budget's counter outlives a year of silence
+WINDOW_GRACE = 1.0  # seconds a rate window's counter outlives the window
+PERIOD_GRACE = 60.0  # the same for a budget period
 
 
 @dataclass
@@ -158,7 +160,10 @@ def _one_budget_charge(
         if amount > limit:
             raise budget_error(budget, measure, 0, limit, amount, None, plan.route, None)
         return
-    charge = Charge(f"{base}:{measure}:{period}", amount, limit, left)
+    refresh = budget.period == "total"
+    charge = Charge(
+        f"{base}:{measure}:{period}", amount, limit, left, refresh=refresh, grace=PERIOD_GRACE
+    )
     plan.add(charge, f"budget {budget.name!r} ({measure})", (budget, measure, resets))
     (plan.spend_charges if measure == "spend" else plan.token_charges).append(charge)
 
@@ -172,10 +177,18 @@ def _rate_charges(plan: Plan, options: LimitsOptions, now: float) -> None:
         left = (window + 1) * rate.window - now
         per = f"per {rate.window:g} s" if rate.window != 60 else "per minute"
         if rate.rpm is not None:
-            charge = Charge(f"rate:{rate.name}:requests:{window}", 1, rate.rpm, left)
+            charge = Charge(
+                f"rate:{rate.name}:requests:{window}", 1, rate.rpm, left, grace=WINDOW_GRACE
+            )
             plan.add(charge, f"the request rate of {rate.name} ({rate.rpm} {per})", None)
         if rate.tpm is not None:
-            charge = Charge(f"rate:{rate.name}:tokens:{window}", plan.tokens, rate.tpm, left)
+            charge = Charge(
+                f"rate:{rate.name}:tokens:{window}",
+                plan.tokens,
+                rate.tpm,
+                left,
+                grace=WINDOW_GRACE,
+            )
             plan.add(charge, f"the token rate of {rate.name} ({rate.tpm} {per})", None)
             plan.token_charges.append(charge)
     # The room the server reported last (headers, a 429's Retry-After), when known.

@@ -27,7 +27,11 @@ class Charge:
     ``limit``; a new counter lives ``ttl`` seconds (its window). ``kind="countdown"``:
     a room the server told us about (``remaining`` in a rate-limit header); when the
     counter exists, it must hold at least ``amount`` and goes down by it; when it does
-    not, the charge always fits.
+    not, the charge always fits. ``refresh``: every write renews the ``ttl`` (a total
+    budget's counter lives until it has been unused that long). ``grace``: the counter
+    lives that much longer than its window, and a refusal's wait still ends with the
+    window: a caller whose clock runs a little behind never finds window N gone (and
+    re-created empty) while it still counts as window N.
     """
 
     key: str
@@ -35,6 +39,8 @@ class Charge:
     limit: int | None = None
     ttl: float = 60.0
     kind: Literal["count", "countdown"] = "count"
+    refresh: bool = False  # every write renews the TTL (a total budget's counter)
+    grace: float = 0.0  # the counter outlives its window by this much (clock drift)
 
 
 @dataclass(frozen=True)
@@ -115,16 +121,18 @@ class MemoryCounters:
                 if charge.limit is not None and value + charge.amount > charge.limit:
                     if charge.amount > charge.limit:
                         return Outcome(index, value, math.inf)
-                    return Outcome(index, value, entry[1] - now if entry else 0.0)
+                    left = entry[1] - now - charge.grace if entry else 0.0
+                    return Outcome(index, value, max(0.0, left))
             for charge in charges:
                 entry = self._live(charge.key, now)
                 if charge.kind == "countdown":
                     if entry is not None:
                         self._values[charge.key] = (entry[0] - charge.amount, entry[1])
                 elif entry is None:
-                    self._values[charge.key] = (charge.amount, now + charge.ttl)
+                    self._values[charge.key] = (charge.amount, now + charge.ttl + charge.grace)
                 else:
-                    self._values[charge.key] = (entry[0] + charge.amount, entry[1])
+                    until = now + charge.ttl + charge.grace if charge.refresh else entry[1]
+                    self._values[charge.key] = (entry[0] + charge.amount, until)
         return Outcome()
 
     def settle_now(self, adjust: Sequence[Charge], learned: Sequence[Setting]) -> None:
