@@ -45,6 +45,17 @@ class Plan:
     token_charges: list[Charge] = field(default_factory=list)
     spend_charges: list[Charge] = field(default_factory=list)
     learned: tuple[str, str] = ("", "")
+    windows: list[tuple[float, int]] = field(default_factory=list)  # (length, index)
+
+    def stale(self, now: float) -> bool:
+        """Whether a rate window this plan counted in has ended by ``now``: the round
+        trip to the store took the reservation past a window's edge, and a request sent
+        now would fall in the next window, which did not count it."""
+        return any(int(now // length) != index for length, index in self.windows)
+
+    def refund(self) -> list[Charge]:
+        """The adjustments that undo this plan's counted charges."""
+        return [Charge(c.key, -c.amount) for c in self.charges if c.kind == "count"]
 
     def add(self, charge: Charge, what: str, budget: tuple[Budget, str, str | None] | None) -> None:
         self.charges.append(charge)
@@ -175,6 +186,7 @@ def _rate_charges(plan: Plan, options: LimitsOptions, now: float) -> None:
     for rate in options.rates_for(names):
         window = int(now // rate.window)
         left = (window + 1) * rate.window - now
+        plan.windows.append((rate.window, window))
         per = f"per {rate.window:g} s" if rate.window != 60 else "per minute"
         if rate.rpm is not None:
             charge = Charge(

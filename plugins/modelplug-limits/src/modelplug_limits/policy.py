@@ -120,10 +120,14 @@ class LimitsPolicy:
                 if outcome.degraded:
                     yield degraded(outcome.degraded)
                 if outcome.refused is None:
-                    break
-                wait = self.refusal(plan, outcome, options)
-                yield waiting(plan, outcome, wait)
-                await self.sleep(wait)
+                    if not plan.stale(self.clock()):
+                        break
+                    # Counted in a window that ended on the way: undo, count again.
+                    await store.settle(plan.refund(), [])
+                else:
+                    wait = self.refusal(plan, outcome, options)
+                    yield waiting(plan, outcome, wait)
+                    await self.sleep(wait)
                 plan = plan_attempt(options, route, request, client, self.clock())
             try:
                 async for event in stream:

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from modelplug.held_text import HeldText
+from modelplug.plugin import parse_arguments
 from modelplug.redact import redact
 from modelplug.types import (
     Block,
@@ -38,7 +39,6 @@ from modelplug.types import (
 
 from .errors import StreamBrokenError, http_error, stream_broken, unreachable
 from .http import request_headers, shared_http
-from modelplug.plugin import parse_arguments
 from .request import REASONING_FIELDS, build_body
 from .usage import estimate_usage, parse_usage, rate_limit_headers, server_cost
 

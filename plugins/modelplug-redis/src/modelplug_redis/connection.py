@@ -40,7 +40,7 @@ class RedisOptions:
     url: str | None = None
     prefix: str = "modelplug:"
     hash_tag: str = "modelplug"
-    timeout: float = 0.25
+    timeout: float = 0.5
     fail: Literal["open", "closed"] = "open"
     retry_interval: float = 1.0
 
