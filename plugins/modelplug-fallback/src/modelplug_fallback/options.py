@@ -52,9 +52,10 @@ def load_options(settings: Settings, overrides: Mapping[str, Any] | None = None)
     if problems:
         known = ", ".join(_FIELDS)
         raise ConfigError(f"[fallback] settings: {'; '.join(problems)} (known settings: {known})")
-    return FallbackOptions(
-        **{k: float(v) if _FIELDS[k].type == "float" else v for k, v in raw.items()}
-    )
+    values: dict[str, Any] = {
+        k: float(v) if _FIELDS[k].type == "float" else v for k, v in raw.items()
+    }
+    return FallbackOptions(**values)
 
 
 def _problem(key: str, value: Any) -> str | None:

@@ -25,6 +25,7 @@ async def snapshot(client: Client, now: float | None = None) -> dict[str, Any]:
     options, store = policy.setup(client)
     now = time.time() if now is None else now
     rows: list[tuple[str, dict[str, Any]]] = []
+    shown: dict[str, Any]
     for budget in options.budgets:
         period, _, resets = period_window(budget.period, now)
         base = f"budget:{budget.name}:{scope_key(budget, client)}"

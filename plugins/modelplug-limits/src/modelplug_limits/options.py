@@ -175,10 +175,12 @@ def _number(
     positive: bool = False,
 ) -> float:
     value = table.get(key, default)
-    kinds: tuple[type, ...] = (int,) if whole else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds) or math.isnan(value):
+    wrong_kind = whole and not isinstance(value, int)
+    if isinstance(value, bool) or not isinstance(value, int | float) or wrong_kind:
         what = "a whole number" if whole else "a number"
         raise ConfigError(f"[{where}] {key}: expected {what}, got {type(value).__name__}")
+    if math.isnan(value):
+        raise ConfigError(f"[{where}] {key}: expected a number, got NaN")
     if value < 0 or (positive and value == 0):
         raise ConfigError(f"[{where}] {key}: must be {'above' if positive else 'at least'} 0")
     return float(value)
@@ -222,17 +224,17 @@ def _stricter(trusted: LimitsOptions, merged: LimitsOptions) -> LimitsOptions:
             )
     budgets = {b.name: b for b in trusted.budgets}
     for budget in merged.budgets:
-        mine = budgets.get(budget.name)
-        if mine is None:
+        own = budgets.get(budget.name)
+        if own is None:
             budgets[budget.name] = budget
         else:
             budgets[budget.name] = Budget(
-                mine.name,
-                mine.period,
-                mine.scope,
-                _low(mine.spend, budget.spend),
-                _low(mine.tokens, budget.tokens),
-                mine.currency,
+                own.name,
+                own.period,
+                own.scope,
+                _low(own.spend, budget.spend),
+                _low(own.tokens, budget.tokens),
+                own.currency,
             )
     return LimitsOptions(
         max_wait=min(trusted.max_wait, merged.max_wait),

@@ -63,11 +63,21 @@ class Plan:
         self.budgets.append(budget)
 
 
+_PERIODS: dict[str, tuple[float, float, str, str | None]] = {}
+
+
 def period_window(period: str, now: float) -> tuple[str, float, str | None]:
     """The current period's id, seconds left in it, and its end (ISO 8601, UTC)."""
-    moment = datetime.fromtimestamp(now, UTC)
     if period == "total":
         return "total", TOTAL_TTL, None
+    cached = _PERIODS.get(period)
+    if cached is None or not cached[0] <= now < cached[1]:
+        cached = _PERIODS[period] = _period(period, now)
+    return cached[2], max(0.001, cached[1] - now), cached[3]
+
+
+def _period(period: str, now: float) -> tuple[float, float, str, str | None]:
+    moment = datetime.fromtimestamp(now, UTC)
     if period == "hour":
         start = moment.replace(minute=0, second=0, microsecond=0)
         end, name = start + timedelta(hours=1), start.strftime("%Y-%m-%dT%H")
@@ -78,7 +88,8 @@ def period_window(period: str, now: float) -> tuple[str, float, str | None]:
         start = moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
         end = (start + timedelta(days=32)).replace(day=1)
         name = start.strftime("%Y-%m")
-    return name, max(0.001, end.timestamp() - now), end.strftime("%Y-%m-%dT%H:%M:%SZ")
+    resets = end.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return start.timestamp(), end.timestamp(), name, resets
 
 
 def scope_key(budget: Budget, client: Client) -> str:
@@ -92,10 +103,24 @@ def scope_key(budget: Budget, client: Client) -> str:
 
 
 def input_tokens(request: Request) -> int:
-    """The estimate of what the request sends: its system prompt, messages and tools
-    as JSON (a little more than the text: an estimate errs high)."""
-    sent = request.model_dump_json(include={"system", "messages", "tools"})
-    return estimate_tokens(len(sent))
+    """The estimate of what the request sends: its system prompt, its text blocks as
+    they are and every other block (tool calls and results, images, vendor items) and
+    the tools as JSON: a little more than the text, as an estimate should err."""
+    chars = len(request.system or "") if isinstance(request.system, str | None) else 0
+    others = []
+    for message in request.messages:
+        for block in message.content:
+            text = getattr(block, "text", None)
+            if block.type == "text" and isinstance(text, str):
+                chars += len(text) + 8
+            else:
+                others.append(block)
+    if others or request.tools or not isinstance(request.system, str | None):
+        chars += len(request.model_dump_json(include={"tools"}))
+        chars += sum(len(block.model_dump_json()) for block in others)
+        if not isinstance(request.system, str | None):
+            chars += len(request.model_dump_json(include={"system"}))
+    return estimate_tokens(chars)
 
 
 def key_name(route: Route) -> str:

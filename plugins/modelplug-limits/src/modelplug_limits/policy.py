@@ -156,7 +156,7 @@ class LimitsPolicy:
             spec, measure, resets = budget
             # Seconds to the period's reset; 0 when this call alone is over the limit
             # (a smaller call may fit: the model is not to be cooled down for it).
-            retry = 0.0 if outcome.retry_in == math.inf else outcome.retry_in
+            retry: float | None = 0.0 if outcome.retry_in == math.inf else outcome.retry_in
             if spec.period == "total" and retry:
                 retry = None
             raise budget_error(

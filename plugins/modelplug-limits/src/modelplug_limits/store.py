@@ -18,6 +18,8 @@ from typing import Literal, Protocol, runtime_checkable
 
 __all__ = ["SHARED", "Charge", "CounterStore", "MemoryCounters", "Outcome", "Setting"]
 
+SWEEP_EVERY = 60.0  # seconds between sweeps of ended counters
+
 
 @dataclass(frozen=True)
 class Charge:
@@ -100,6 +102,7 @@ class MemoryCounters:
         self.clock = clock
         self._values: dict[str, tuple[int, float]] = {}  # key -> (value, expires at)
         self._lock = threading.Lock()
+        self._sweep_at = 0.0
 
     def _live(self, key: str, now: float) -> tuple[int, float] | None:
         entry = self._values.get(key)
@@ -108,9 +111,17 @@ class MemoryCounters:
             return None
         return entry
 
+    def _sweep(self, now: float) -> None:
+        # Window counters are named per window, so an ended one is never read again:
+        # drop them now and then, or they would pile up.
+        if now >= self._sweep_at:
+            self._values = {k: v for k, v in self._values.items() if v[1] > now}
+            self._sweep_at = now + SWEEP_EVERY
+
     def reserve_now(self, charges: Sequence[Charge]) -> Outcome:
         now = self.clock()
         with self._lock:
+            self._sweep(now)
             for index, charge in enumerate(charges):
                 entry = self._live(charge.key, now)
                 if charge.kind == "countdown":

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from modelplug.plugin import ModelplugError, read_options, register_secret, warn
+from modelplug.plugin import ModelplugError, read_options, register_secret
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client
@@ -133,8 +133,8 @@ def connection_for(client: Client) -> Connection | None:
     ask once per client; the redis client itself is shared per event loop."""
     settings = client.settings
     options = read_options(settings, "redis", RedisOptions, project=False)
-    if settings.plugin_options("redis").get("url") not in (None, options.url):
-        warn("a project file's [redis] url is ignored: only your own settings name a Redis")
+    # project=False: a project file's [redis] never counts (core also drops a project's
+    # url with a warning, as it does for every key that could redirect traffic).
     url = options.url or settings.getenv(ENV_URL)
     if not url:
         return None

@@ -65,7 +65,8 @@ class RedisCounters:
         return Outcome(index - 1, value, retry_in)
 
     async def settle(self, adjust: Sequence[Charge], learned: Sequence[Setting]) -> str | None:
-        keys = [self.connection.key("n", c.key) for c in (*adjust, *learned)]
+        keys = [self.connection.key("n", c.key) for c in adjust]
+        keys += [self.connection.key("n", s.key) for s in learned]
         args: list[Any] = [len(adjust), *(c.amount for c in adjust)]
         for s in learned:
             args += [s.value, _ms(s.ttl)]
@@ -78,9 +79,9 @@ class RedisCounters:
         except StoreUnavailableError as exc:
             if self.connection.options.fail == "closed":
                 # The call already answered: its settlement is lost, not its answer.
-                return exc.message + "; this call's settlement is lost"
+                return f"{exc.message}; this call's settlement is lost"
             self.local.settle_now(adjust, learned)
-            return exc.message
+            return str(exc.message)
         return None
 
     async def read(self, keys: Sequence[str]) -> list[tuple[int, float] | None]:
