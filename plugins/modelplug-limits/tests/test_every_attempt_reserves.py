@@ -11,6 +11,8 @@ import pytest
 from modelplug.plugin import ModelError
 from modelplug.testing import FakeModel, text
 from modelplug.types import Notice, Price, Usage
+
+pytest.importorskip("modelplug_fallback", reason="composition with modelplug-fallback")
 from modelplug_fallback.cooldowns import MemoryCooldowns
 from modelplug_fallback.policy import FallbackPolicy
 

@@ -10,8 +10,6 @@ import pytest
 from modelplug.plugin import ModelError
 from modelplug.testing import FakeModel, text
 from modelplug.types import Notice
-from modelplug_fallback.cooldowns import MemoryCooldowns
-from modelplug_fallback.policy import FallbackPolicy
 
 
 def notices(events: list[Any]) -> list[Notice]:
@@ -66,9 +64,13 @@ def test_modelplug_stream_refuses_a_wait_past_max_wait_as_a_rate_limit(
 def test_modelplug_stream_a_full_window_lets_the_fallback_policy_move_on(
     client_with: Any, clock: Any
 ) -> None:
+    fallback_policy = pytest.importorskip("modelplug_fallback.policy")
+    cooldowns = pytest.importorskip("modelplug_fallback.cooldowns")
     first = FakeModel([text("a1"), text("never")], provider="a")
     second = FakeModel([text("from b")], provider="b")
-    fallback = FallbackPolicy(store=MemoryCooldowns(clock=clock), clock=clock, sleep=clock.sleep)
+    fallback = fallback_policy.FallbackPolicy(
+        store=cooldowns.MemoryCooldowns(clock=clock), clock=clock, sleep=clock.sleep
+    )
     client = client_with(
         fallback,
         first,
