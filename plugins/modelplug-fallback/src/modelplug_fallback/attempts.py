@@ -128,7 +128,10 @@ class Attempts:
         it raised), then retries and fallbacks as the options allow."""
         self.started = self.policy.clock()
         index, current = 0, self.route
-        moved = await self.start_elsewhere()
+        cooling = self.store.remaining(current.name)
+        if isawaitable(cooling):
+            cooling = await cooling
+        moved = await self.start_elsewhere() if cooling > 0 else self.start_here(False)
         if moved is not None:
             await _close(stream)
             stream, pending = None, None
@@ -154,7 +157,9 @@ class Attempts:
                             )
                             waited = False
                         if isinstance(event, Done):
-                            yield await self.done(current, event)
+                            if self.tried_cooling:  # a cooling model answered: it is back
+                                await _settled(self.store.clear(current.name))
+                            yield self.done(current, event)
                             return
                         if isinstance(event, OUTPUT):
                             produced = True
@@ -188,19 +193,20 @@ class Attempts:
         finally:
             await _close(stream)
 
+    def start_here(self, cooling: bool) -> None:
+        """Start on the route asked for (``cooling``: although it is cooling down)."""
+        self.skipped = []
+        self.tried.append(self.route.name)
+        self.tried_cooling = cooling
+
     async def start_elsewhere(self) -> tuple[tuple[int, Route], list[Notice]] | None:
         """Where to start when the route asked for is cooling down and another candidate
         can answer (skipped silently, but for candidates that could not be built);
-        None to start on the route asked for."""
-        cooling = await self.remaining(self.route.name) > 0
-        chosen = await self.pick(1) if cooling else None
+        None to start on the route asked for after all."""
+        chosen = await self.pick(1)
         if chosen is None:
-            # The asked model is tried after all; the candidates found unusable will be
-            # met (and reported) again if it fails.
-            self.skipped = []
-            self.tried.append(self.route.name)
-            self.tried_cooling = cooling
-            return None
+            # The candidates found unusable will be met (and reported) again if it fails.
+            return self.start_here(True)
         said = []
         if self.skipped:
             said.append(notices.skipped_only(self.route.name, self.skipped, chosen[1].name))
@@ -319,14 +325,12 @@ class Attempts:
 
     # -- outcomes -----------------------------------------------------------------------
 
-    async def done(self, route: Route, event: Done) -> Done:
-        response = await self.answered(route, event.response)
+    def done(self, route: Route, event: Done) -> Done:
+        response = self.answered(route, event.response)
         return event if response is event.response else Done(response=response)
 
-    async def answered(self, route: Route, response: Response) -> Response:
+    def answered(self, route: Route, response: Response) -> Response:
         """The Response, named for and priced as the model that answered."""
-        if self.tried_cooling:
-            await _settled(self.store.clear(route.name))  # a cooling model answered: it is back
         if route is self.route:
             return response
         updates: dict[str, Any] = {}
