@@ -125,21 +125,15 @@ class Attempts:
         self, stream: AsyncIterator[Event] | None, pending: Exception | None
     ) -> AsyncIterator[Event]:
         """The stream the caller sees: ``stream`` (or the error ``pending`` that opening
-        it raised), then retries and fallbacks as the options allow."""
-        self.started = self.policy.clock()
-        index, current = 0, self.route
-        cooling = self.store.remaining(current.name)
-        if isawaitable(cooling):
-            cooling = await cooling
-        moved = await self.start_elsewhere() if cooling > 0 else self.start_here(False)
-        if moved is not None:
+        it raised), then retries and fallbacks as the options allow. The inner loop is
+        the only per-event code; every decision is a method returning a Step."""
+        index, current, said = await self.begin()
+        if index:
             await _close(stream)
             stream, pending = None, None
-            (index, current), said = moved
-            for notice in said:
-                yield notice
-        waited = False
-        produced = False
+        for notice in said:
+            yield notice
+        waited = produced = False
         text: list[str] = []
         thought: list[str] = []
         try:
@@ -172,26 +166,59 @@ class Attempts:
                 except Exception as exc:
                     await _close(stream)
                     stream = None
-                    if produced:
-                        step = Step(error=self.after_output(exc, current, text, thought))
-                    else:
-                        step = await self.next_step(exc, current, index)
+                    step = await self.after_failure(exc, current, index, produced, text, thought)
                     for notice in step.notices:
                         yield notice
                     if step.error is exc:
                         raise
                     if step.error is not None:
                         raise step.error from exc
-                    if step.delay is not None:
-                        await self.policy.sleep(step.delay)
-                        self.retries += 1
-                        waited = True
-                    elif step.switch_to is not None:
-                        index, current = step.switch_to
-                        self.retries = 0
-                        waited = False
+                    index, current, waited = await self.take(step, index, current)
         finally:
             await _close(stream)
+
+    async def begin(self) -> tuple[int, Route, list[Notice]]:
+        """The candidate to start on (index 0: the route asked for, whose stream is
+        open) and the notices to yield first. Reads the cooldown table once."""
+        self.started = self.policy.clock()
+        cooling = self.store.remaining(self.route.name)
+        if isawaitable(cooling):
+            cooling = await cooling
+        moved = await self.start_elsewhere() if cooling > 0 else None
+        if moved is None:
+            # The asked model is tried (cooling or not); candidates found unusable on the
+            # way will be met (and reported) again if it fails.
+            self.start_here(cooling > 0)
+            return 0, self.route, []
+        (index, route), said = moved
+        return index, route, said
+
+    async def after_failure(
+        self,
+        exc: Exception,
+        current: Route,
+        index: int,
+        produced: bool,
+        text: list[str],
+        thought: list[str],
+    ) -> Step:
+        """The Step after ``current`` failed: never a restart once output was yielded
+        (it would repeat text or tool calls), else retry, switch or raise."""
+        if produced:
+            return Step(error=self.after_output(exc, current, text, thought))
+        return await self.next_step(exc, current, index)
+
+    async def take(self, step: Step, index: int, current: Route) -> tuple[int, Route, bool]:
+        """Carry out a retry (sleep) or a switch; the candidate to try next and whether
+        a recovery is to be announced on its first event."""
+        if step.delay is not None:
+            await self.policy.sleep(step.delay)
+            self.retries += 1
+            return index, current, True
+        assert step.switch_to is not None
+        self.retries = 0
+        next_index, route = step.switch_to
+        return next_index, route, False
 
     def start_here(self, cooling: bool) -> None:
         """Start on the route asked for (``cooling``: although it is cooling down)."""
@@ -205,8 +232,7 @@ class Attempts:
         None to start on the route asked for after all."""
         chosen = await self.pick(1)
         if chosen is None:
-            # The candidates found unusable will be met (and reported) again if it fails.
-            return self.start_here(True)
+            return None
         said = []
         if self.skipped:
             said.append(notices.skipped_only(self.route.name, self.skipped, chosen[1].name))

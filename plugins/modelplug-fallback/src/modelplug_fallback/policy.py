@@ -13,7 +13,7 @@ import random as _random
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from modelplug.plugin import find_policies, hookimpl
 from modelplug.types import Event, Request, Route
@@ -165,7 +165,7 @@ def shared_store(client: Client) -> AnyCooldownStore | None:
         make = getattr(plugin, "cooldown_store", None)
         store = make(client) if make is not None else None
         if store is not None:
-            return store  # type: ignore[no-any-return]
+            return cast("AnyCooldownStore", store)
     return None
 
 

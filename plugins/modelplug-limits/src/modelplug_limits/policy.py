@@ -14,7 +14,7 @@ import math
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from modelplug.plugin import find_policies, hookimpl
 from modelplug.types import Done, Notice, Response
@@ -46,7 +46,7 @@ def store_for(client: Client) -> CounterStore | None:
         make = getattr(plugin, "counter_store", None)
         store = make(client) if make is not None else None
         if store is not None:
-            return store  # type: ignore[no-any-return]
+            return cast("CounterStore", store)
     return None
 
 
