@@ -123,3 +123,31 @@ def test_modelplug_stream_scopes_a_budget_to_a_role_or_a_model(client_with: Any)
         client.complete("fake/expensive", "hi", max_tokens=1000)
     assert caught.value.error_class.fallback  # another model may fit
     assert client.complete("fake/cheap", "hi", max_tokens=1000).text == "other model"
+
+
+def test_modelplug_stream_a_role_budget_counts_only_calls_through_that_role(
+    client_with: Any,
+) -> None:
+    fake = FakeModel([text("direct")], price=PRICE)
+    options = budget(spend="0.0001", scope="role:coder")
+    client = client_with(fake, limits_options=options, config={"roles": {"coder": "fake/m"}})
+
+    with pytest.raises(BudgetExceededError, match="budget 'daily'"):
+        client.complete("coder", "hi", max_tokens=1000)
+    assert client.complete("fake/m", "hi", max_tokens=1000).text == "direct"
+
+
+def test_modelplug_stream_a_project_budget_counts_each_project_apart(
+    make_client: Any, limits: Any, counters: Any, tmp_path: Any
+) -> None:
+    options = budget(tokens=100_000, scope="project")
+    for name in ("one", "two"):
+        project = tmp_path / name
+        project.mkdir()
+        (project / "modelplug.toml").write_text("")
+        client = make_client(limits(**options), FakeModel([text(name)]), project_dir=project)
+        client.complete("fake/m", "hi", max_tokens=100)
+
+    keys = [k for k in counters.live_keys() if k.startswith("budget:")]
+    assert len(keys) == 2
+    assert {k.split(":")[3].split("-")[0] for k in keys} == {"one", "two"}
