@@ -92,3 +92,41 @@ def test_modelplug_stream_a_request_larger_than_the_tpm_never_waits(
     with pytest.raises(ModelError, match="never fits"):
         client.complete("fake/m", "hi", max_tokens=1000)
     assert clock.sleeps == []
+
+
+class SlowStore:
+    """Memory counters whose first reservation takes 10 ms of the fake clock."""
+
+    def __init__(self, inner: Any, clock: Any) -> None:
+        self.inner, self.clock, self.slow = inner, clock, True
+
+    async def reserve(self, charges: Any) -> Any:
+        outcome = await self.inner.reserve(charges)
+        if self.slow:
+            self.clock.now += 0.01
+            self.slow = False
+        return outcome
+
+    async def settle(self, adjust: Any, learned: Any) -> Any:
+        return await self.inner.settle(adjust, learned)
+
+    async def read(self, keys: Any) -> Any:
+        return await self.inner.read(keys)
+
+
+def test_modelplug_stream_recounts_a_reservation_whose_window_ended_on_the_way(
+    make_client: Any, clock: Any, counters: Any
+) -> None:
+    from modelplug_limits.policy import LimitsPolicy
+
+    clock.now = 1_764_590_400.0 + 59.995  # 5 ms before the minute ends
+    policy = LimitsPolicy(
+        {"fake/m": {"rpm": 5}}, store=SlowStore(counters, clock), clock=clock, sleep=clock.sleep
+    )
+    client = make_client(policy, FakeModel([text("ok")]))
+
+    assert client.complete("fake/m", "hi").text == "ok"
+
+    old, new = (f"rate:fake/m:requests:{w}" for w in (29_409_840, 29_409_841))
+    assert counters.read_now([old])[0][0] == 0  # undone in the window that ended
+    assert counters.read_now([new])[0][0] == 1  # counted where the request went

@@ -54,8 +54,10 @@ class Plan:
         return any(int(now // length) != index for length, index in self.windows)
 
     def refund(self) -> list[Charge]:
-        """The adjustments that undo this plan's counted charges."""
-        return [Charge(c.key, -c.amount) for c in self.charges if c.kind == "count"]
+        """The adjustments that undo this plan's charges (a countdown gets its room back)."""
+        return [
+            Charge(c.key, c.amount if c.kind == "countdown" else -c.amount) for c in self.charges
+        ]
 
     def add(self, charge: Charge, what: str, budget: tuple[Budget, str, str | None] | None) -> None:
         self.charges.append(charge)
