@@ -9,12 +9,15 @@ from collections import Counter
 from decimal import Decimal
 from typing import Any
 
+import pytest
 import redis as sync_redis
 
 BUDGET = Decimal("0.30")
 # 1000 USD per million tokens: the server reports 8 + 2 tokens, so a call costs 0.01.
 PRICE = {"input": 1000, "output": 1000}
 REAL_COST = Decimal("0.01")
+
+pytest.importorskip("modelplug_openai_compat", reason="the workers call through it")
 
 
 def test_four_processes_never_spend_past_a_shared_budget(

@@ -8,7 +8,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+import pytest
+
 ENABLE = ["modelplug-openai-compat", "modelplug-fallback"]
+
+pytest.importorskip("modelplug_openai_compat", reason="the workers call through it")
 
 
 def config_for(bad: Any, good: Any, redis: dict[str, Any] | None) -> dict[str, Any]:
