@@ -127,12 +127,20 @@ class Attempts:
         """The stream the caller sees: ``stream`` (or the error ``pending`` that opening
         it raised), then retries and fallbacks as the options allow. The inner loop is
         the only per-event code; every decision is a method returning a Step."""
-        index, current, said = await self.begin()
-        if index:
-            await _close(stream)
-            stream, pending = None, None
-        for notice in said:
-            yield notice
+        self.started = self.policy.clock()
+        index, current = 0, self.route
+        cooling = self.store.remaining(current.name)
+        if isawaitable(cooling):
+            cooling = await cooling
+        if cooling > 0:  # the model asked for failed lately: start elsewhere if we can
+            index, current, said = await self.begin_elsewhere()
+            if index:
+                await _close(stream)
+                stream, pending = None, None
+            for notice in said:
+                yield notice
+        else:
+            self.start_here(False)
         waited = produced = False
         text: list[str] = []
         thought: list[str] = []
@@ -177,18 +185,15 @@ class Attempts:
         finally:
             await _close(stream)
 
-    async def begin(self) -> tuple[int, Route, list[Notice]]:
-        """The candidate to start on (index 0: the route asked for, whose stream is
-        open) and the notices to yield first. Reads the cooldown table once."""
-        self.started = self.policy.clock()
-        cooling = self.store.remaining(self.route.name)
-        if isawaitable(cooling):
-            cooling = await cooling
-        moved = await self.start_elsewhere() if cooling > 0 else None
+    async def begin_elsewhere(self) -> tuple[int, Route, list[Notice]]:
+        """Where to start while the route asked for cools down: another candidate that
+        can answer (index > 0, with the notices to yield first), else the route asked
+        for after all (index 0)."""
+        moved = await self.start_elsewhere()
         if moved is None:
-            # The asked model is tried (cooling or not); candidates found unusable on the
-            # way will be met (and reported) again if it fails.
-            self.start_here(cooling > 0)
+            # Candidates found unusable on the way are met (and reported) again if the
+            # asked model fails.
+            self.start_here(True)
             return 0, self.route, []
         (index, route), said = moved
         return index, route, said
