@@ -130,7 +130,7 @@ class Attempts:
         self.started = self.policy.clock()
         index, current = 0, self.route
         cooling = self.store.remaining(current.name)
-        if isawaitable(cooling):
+        if not isinstance(cooling, int | float):  # an async store's coroutine
             cooling = await cooling
         if cooling > 0:  # the model asked for failed lately: start elsewhere if we can
             index, current, said = await self.begin_elsewhere()
