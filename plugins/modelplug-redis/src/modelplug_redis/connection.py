@@ -107,8 +107,10 @@ class Connection:
             raise StoreUnavailableError(self.problem("failed lately"))
         self.round_trips += 1
         try:
-            # The socket timeouts bound each read and write; this bounds the whole.
-            return await asyncio.wait_for(operation(self.redis()), self.options.timeout * 4)
+            # The socket timeouts bound each read and write; this bounds the whole
+            # (asyncio.timeout: no task per command, as wait_for would make).
+            async with asyncio.timeout(self.options.timeout * 4):
+                return await operation(self.redis())
         except Exception as exc:
             if isinstance(exc, ModelplugError):
                 raise
