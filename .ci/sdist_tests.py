@@ -12,10 +12,12 @@ checked for their LICENSE.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tarfile
 import tempfile
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -62,13 +64,33 @@ def unpack(sdist: Path, into: Path) -> Path:
     return folder
 
 
-def test_plugin(plugin: Path, core_sdist: Path, work: Path) -> None:
-    (sdist,) = [p for p in build(plugin, work, "--sdist") if p.suffix == ".gz"]
+def siblings(plugin: Path, plugins: dict[str, Path]) -> set[str]:
+    """The repository's plugins that ``plugin`` needs (dependencies and test extra),
+    and theirs: they are installed from their own sdists, never from an index."""
+    needed: set[str] = set()
+    todo = [plugin]
+    while todo:
+        project = tomllib.loads((todo.pop() / "pyproject.toml").read_text())["project"]
+        requirements = list(project.get("dependencies", []))
+        requirements += project.get("optional-dependencies", {}).get("test", [])
+        for requirement in requirements:
+            name = re.split(r"[<>=!~\[ ;]", requirement, maxsplit=1)[0]
+            if name in plugins and name not in needed:
+                needed.add(name)
+                todo.append(plugins[name])
+    needed.discard(plugin.name)
+    return needed
+
+
+def test_plugin(plugin: Path, core_sdist: Path, sdists: dict[str, Path], work: Path) -> None:
+    sdist = sdists[plugin.name]
     check_license(sdist)
     source = unpack(sdist, work / f"src-{plugin.name}")
     env = work / f"venv-{plugin.name}"
     run([sys.executable, "-m", "uv", "venv", "--quiet", "--python", sys.executable, str(env)])
     python = env / "bin" / "python"
+    dirs = {name: ROOT / "plugins" / name for name in sdists}
+    needed = sorted(str(sdists[name]) for name in siblings(plugin, dirs))
     run(
         [
             sys.executable,
@@ -80,6 +102,7 @@ def test_plugin(plugin: Path, core_sdist: Path, work: Path) -> None:
             "--python",
             str(python),
             str(core_sdist),
+            *needed,
             f"{sdist}[test]",
         ]
     )
@@ -98,9 +121,11 @@ def main(argv: list[str]) -> int:
         for archive in core:
             check_license(archive)
         (core_sdist,) = [p for p in core if p.suffix == ".gz"]
+        every = sorted(p.parent for p in (ROOT / "plugins").glob("*/pyproject.toml"))
+        sdists = {p.name: build(p, work, "--sdist")[0] for p in every}
         for plugin in plugins:
             print(f"== {plugin.name}: tests from its sdist", flush=True)
-            test_plugin(plugin, core_sdist, work)
+            test_plugin(plugin, core_sdist, sdists, work)
     print(f"sdist tests passed for {len(plugins)} plugins")
     return 0
 

@@ -6,7 +6,8 @@ Core and the plugins in this repository move together: each ``pyproject.toml`` g
 version, ``core/modelplug/__init__.py`` its ``__version__``, each plugin package its
 ``__version__`` where it has one, and every plugin's requirement on core becomes
 ``modelplug>=MAJOR.MINOR,<MAJOR+1`` (a plugin keeps working on any later 1.x core: the
-contract only grows within a major version). ``tests/test_distributions.py`` checks it.
+contract only grows within a major version), as does any requirement on a sibling
+plugin. ``tests/test_distributions.py`` checks it.
 """
 
 from __future__ import annotations
@@ -19,18 +20,25 @@ ROOT = Path(__file__).resolve().parent.parent
 VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 
 
-def core_range(version: str) -> str:
+def core_range(version: str, name: str = "modelplug") -> str:
     major, minor, _ = version.split(".")
-    return f"modelplug>={major}.{minor},<{int(major) + 1}"
+    return f"{name}>={major}.{minor},<{int(major) + 1}"
 
 
 def set_pyproject(path: Path, version: str, *, plugin: bool) -> None:
     text = path.read_text()
     text = re.sub(r'(?m)^version = "[^"]*"', f'version = "{version}"', text, count=1)
     if plugin:
-        # Only inside the dependencies list: the requirement, not a name or a script.
+        # Requirements on core and on sibling plugins (a store plugin needs the policy
+        # whose stores it implements): a name followed by a version range, or core's bare
+        # name in the dependencies list. Never the project's own name or an entry point.
         text = re.sub(
-            r'(?m)^(dependencies = \[[^\]]*?)"modelplug(?:[<>=!~][^"]*)?"',
+            r'"(modelplug(?:-[a-z0-9-]+)?)(?:>=|<=|==|~=|<|>)[^"]*"',
+            lambda m: f'"{core_range(version, m.group(1))}"',
+            text,
+        )
+        text = re.sub(
+            r'(?m)^(dependencies = \[[^\]]*?)"modelplug"',
             lambda m: f'{m.group(1)}"{core_range(version)}"',
             text,
         )

@@ -18,6 +18,7 @@ Errors
     :class:`ErrorClass` and the exception family (:class:`ModelplugError`,
     :class:`ModelError`, :class:`RequestError`, :class:`ConfigError`, ...);
     :func:`class_for_status` (the status-to-ErrorClass table),
+    :func:`describe_error` (one line for a failure, the way core words it),
     :func:`classify_generic` (core's classifier as a function),
     :func:`retry_after_from_headers`, :func:`retry_after_of`, :func:`parse_retry_after`.
 
@@ -84,6 +85,7 @@ __all__ = [
     "class_for_status",
     "classify_generic",
     "clean_exception",
+    "describe_error",
     "estimate_tokens",
     "estimated_usage",
     "find_policies",
@@ -139,6 +141,7 @@ _WHERE = {
     "PluginLoadError": "errors",
     "TextCallError": "errors",
     "class_for_status": "errors",
+    "describe_error": "errors",
     "classify_generic": "builtin.classify",
     "status_of": "builtin.classify",
     "retry_after_from_headers": "builtin.classify",
@@ -202,6 +205,7 @@ if TYPE_CHECKING:
         TextCallError,
         UnknownProviderError,
         class_for_status,
+        describe_error,
     )
     from .estimate import CHARS_PER_TOKEN, estimate_tokens, estimated_usage
     from .held_text import HeldText

@@ -288,7 +288,19 @@ class PluginHost:
 
     def plugins_of_kind(self, kind: str) -> list[object]:
         """Registered plugin objects whose ``modelplug_policy`` attribute is ``kind``."""
-        return [p for p in self.pm.get_plugins() if getattr(p, POLICY_ATTRIBUTE, None) == kind]
+        # Inline (no call per plugin): a policy asks this on every call. A module's
+        # attribute is read from its dict: a missing one would cost an AttributeError
+        # (about 1 us) per plugin module.
+        return [
+            p
+            for p in self.pm.get_plugins()
+            if (
+                p.__dict__.get(POLICY_ATTRIBUTE)
+                if type(p) is ModuleType
+                else getattr(p, POLICY_ATTRIBUTE, None)
+            )
+            == kind
+        ]
 
     def call_first(self, hook_name: str, kwargs: Mapping[str, Any]) -> tuple[Any, str | None]:
         """Call a ``firstresult`` hook the way pluggy would, and say which plugin

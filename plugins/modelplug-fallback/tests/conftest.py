@@ -7,8 +7,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
-from modelplug.client import Client
-from modelplug.plugins import hookimpl
+from modelplug.plugin import Client, hookimpl
 from modelplug.testing import FakeModel, calm_hypothesis
 from modelplug.types import (
     Done,

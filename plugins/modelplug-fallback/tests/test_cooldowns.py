@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from modelplug.errors import ModelError
+from modelplug.plugin import ModelError
 from modelplug.testing import FakeModel, text
 from modelplug.types import Notice
 from modelplug_fallback.cooldowns import SHARED, CooldownStore, MemoryCooldowns

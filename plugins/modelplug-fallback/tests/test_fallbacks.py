@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from modelplug.errors import MissingKeyError, ModelError
+from modelplug.plugin import MissingKeyError, ModelError
 from modelplug.testing import FakeModel, text
 from modelplug.types import Notice, Price, TextDelta, Usage
 

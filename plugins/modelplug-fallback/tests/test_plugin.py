@@ -9,8 +9,7 @@ from typing import Any
 
 import modelplug_fallback
 import pytest
-from modelplug.errors import ConfigError, NoProviderError
-from modelplug.plugins import hookimpl
+from modelplug.plugin import ConfigError, NoProviderError, hookimpl
 from modelplug.testing import FakeModel, text
 from modelplug.types import Endpoint, Notice, Request
 from modelplug_fallback.options import load_options
@@ -190,7 +189,7 @@ def test_modelplug_stream_lets_an_opening_error_it_cannot_help_through(
 def test_modelplug_stream_falls_back_when_the_primary_cannot_open_for_a_missing_key(
     client_with: Any, clock: Any
 ) -> None:
-    from modelplug.errors import MissingKeyError
+    from modelplug.plugin import MissingKeyError
 
     eager = OpensThenFails(MissingKeyError("EAGER_KEY", "eager"))
     backup = FakeModel([text("backup answered")], provider="b")
@@ -214,9 +213,10 @@ class FailsLoudly:
 def test_modelplug_stream_builds_nothing_for_a_failure_on_a_success(
     client_with: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import modelplug_fallback.attempts as attempts_module
     import modelplug_fallback.policy as policy_module
 
-    monkeypatch.setattr(policy_module, "Candidates", FailsLoudly)
+    monkeypatch.setattr(attempts_module, "Candidates", FailsLoudly)
     monkeypatch.setattr(policy_module, "policies_on", FailsLoudly)
     config = {"fallbacks": {"fake/m": ["nowhere/x", "fake/backup"]}}
     client = client_with(FakeModel([text("one"), text("two")]), config=config)

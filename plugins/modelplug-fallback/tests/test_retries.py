@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from modelplug.errors import ModelError
+from modelplug.plugin import ModelError
 from modelplug.testing import FakeModel, text
 from modelplug.types import Done, Notice, TextDelta, ThinkingDelta, ToolCallStart
 
@@ -109,18 +109,6 @@ def test_modelplug_stream_gives_up_after_the_last_retry(
     assert len(fake.requests) == 3
     assert [n.details["phase"] for n in seen] == ["wait", "wait", "gave_up"]
     assert "no retries left" in seen[-1].message
-
-
-def test_modelplug_stream_caps_a_long_retry_after(client_with: Any, clock: Any, kit: Any) -> None:
-    fake = FakeModel([kit.rate_limited("120"), text("ok")])
-    client = client_with(fake, options={"max_retry_after": 10})
-    seen: list[Any] = []
-
-    client.complete("fake/m", "hi", on_event=seen.append)
-
-    assert clock.sleeps == [10.0]
-    assert seen[0].details["retry_after"] == 120.0
-    assert "retry 1 of 2 in 10 s (the server asked for 120 s; capped to 10 s)" in seen[0].message
 
 
 @pytest.mark.parametrize(

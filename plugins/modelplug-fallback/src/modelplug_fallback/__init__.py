@@ -2,23 +2,60 @@
 
 The hook wraps whatever stream the provider plugin opened (``wrapper=True``). The
 policy itself lives in :mod:`modelplug_fallback.policy`, imported on the first call.
+
+Public names (loaded on first use): :class:`FallbackPolicy`, :class:`CooldownStore` and
+:class:`AsyncCooldownStore` (the protocols a shared cooldown table implements, as
+modelplug-redis does),
+:class:`MemoryCooldowns` and :data:`SHARED` (the process-wide table).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import AsyncIterator, Generator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from modelplug.plugins import hookimpl
+from modelplug.plugin import find_policies, hookimpl
 
 if TYPE_CHECKING:
-    from modelplug.client import Client
+    from modelplug.plugin import Client
     from modelplug.types import Event, Request, Route
 
+    from .cooldowns import SHARED, AsyncCooldownStore, CooldownStore, MemoryCooldowns
+    from .policy import FallbackPolicy
+
 __version__ = "1.0.0"
+__all__ = [
+    "SHARED",
+    "AsyncCooldownStore",
+    "CooldownStore",
+    "FallbackPolicy",
+    "MemoryCooldowns",
+    "modelplug_stream",
+]
+
+modelplug_policy = "fallback"
+"""This module is a fallback policy (see :func:`modelplug.plugin.find_policies`)."""
+
+_WHERE = {
+    "FallbackPolicy": "policy",
+    "AsyncCooldownStore": "cooldowns",
+    "CooldownStore": "cooldowns",
+    "MemoryCooldowns": "cooldowns",
+    "SHARED": "cooldowns",
+}
 
 
-@hookimpl(wrapper=True)
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'modelplug_fallback' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+@hookimpl(wrapper=True, tryfirst=True)
 def modelplug_stream(
     route: Route, request: Request, client: Client
 ) -> Generator[None, AsyncIterator[Event] | None, AsyncIterator[Event] | None]:
@@ -26,9 +63,11 @@ def modelplug_stream(
 
     When a program registered its own FallbackPolicy on the client, that one applies
     and this default one steps aside, so two policies never wrap the same call.
+    ``tryfirst`` keeps this policy outside every other wrapper (modelplug-limits'
+    included), so each attempt it makes passes through them again.
     """
     from .policy import FallbackPolicy, default_policy
 
-    if any(isinstance(p, FallbackPolicy) for p in client.host.pm.get_plugins()):
+    if any(isinstance(p, FallbackPolicy) for p in find_policies(client, modelplug_policy)):
         return (yield)
     return (yield from default_policy().wrapper(route, request, client))

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from modelplug.settings import Settings
 from modelplug.types import Route
 
 if TYPE_CHECKING:
-    from modelplug.client import Client
+    from modelplug.plugin import Client, Settings
 
 __all__ = ["Candidates", "chain_specs"]
 

@@ -3,7 +3,9 @@
 Process-wide by default (every Client in the process shares :data:`SHARED`), keyed by
 ``provider/model``. The table sits behind :class:`CooldownStore`, a protocol of three
 methods in *relative* seconds, so a store shared between processes (Redis ``SET key
-EX seconds`` / ``TTL key``) can replace it without agreeing on a clock.
+PX ms`` / ``PTTL key``) can replace it without agreeing on a clock. Such a store may
+implement the methods as coroutines instead (:class:`AsyncCooldownStore`); the policy
+awaits whatever is awaitable.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
-__all__ = ["SHARED", "CooldownStore", "MemoryCooldowns"]
+__all__ = ["SHARED", "AnyCooldownStore", "AsyncCooldownStore", "CooldownStore", "MemoryCooldowns"]
 
 
 @runtime_checkable
@@ -28,6 +30,23 @@ class CooldownStore(Protocol):
 
     def clear(self, key: str) -> None:
         """Forget ``key``'s cooldown (it just answered)."""
+
+
+@runtime_checkable
+class AsyncCooldownStore(Protocol):
+    """The same three methods as coroutines, for a store across the network (Redis):
+    the policy awaits them. A store that cannot reach its backend answers from its own
+    memory (or raises, when it is set to fail closed) rather than hang."""
+
+    async def mark(self, key: str, seconds: float) -> None: ...
+
+    async def remaining(self, key: str) -> float: ...
+
+    async def clear(self, key: str) -> None: ...
+
+
+AnyCooldownStore = CooldownStore | AsyncCooldownStore
+"""What a FallbackPolicy takes as its ``store``."""
 
 
 class MemoryCooldowns:

@@ -7,12 +7,20 @@ core redacts every Notice again on its way out.
 
 from __future__ import annotations
 
-from modelplug.errors import ErrorClass
+from modelplug.plugin import ErrorClass
 from modelplug.types import Notice
 
 from .backoff import Wait
 
-__all__ = ["describe", "fallback", "gave_up", "recovered", "retry_wait", "skipped_only"]
+__all__ = [
+    "describe",
+    "fallback",
+    "gave_up",
+    "recovered",
+    "retry_wait",
+    "seconds",
+    "skipped_only",
+]
 
 
 def describe(error_class: ErrorClass) -> str:
@@ -23,18 +31,19 @@ def describe(error_class: ErrorClass) -> str:
     return reason
 
 
-def _seconds(value: float) -> str:
+def seconds(value: float) -> str:
+    """``2.5 s``, ``120 s``: a wait as a notice shows it."""
     return f"{value:.1f} s" if value < 10 else f"{value:.0f} s"
 
 
 def retry_wait(model: str, error_class: ErrorClass, retry: int, retries: int, wait: Wait) -> Notice:
     asked = ""
     if wait.asked is not None:
-        asked = " (the server asked for " + _seconds(wait.asked)
-        asked += ")" if wait.asked == wait.delay else f"; capped to {_seconds(wait.delay)})"
+        asked = " (the server asked for " + seconds(wait.asked)
+        asked += ")" if wait.asked == wait.delay else f"; capped to {seconds(wait.delay)})"
     message = (
         f"{model}: {describe(error_class)}; retry {retry} of {retries} in "
-        f"{_seconds(wait.delay)}{asked}"
+        f"{seconds(wait.delay)}{asked}"
     )
     return Notice(
         kind="retry",

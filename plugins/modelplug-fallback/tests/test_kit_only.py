@@ -1,0 +1,57 @@
+"""The fallback plugin stands on the plugin kit alone: it imports only
+``modelplug.plugin`` and ``modelplug.types`` of core, imports nothing it does not
+declare (no pydantic), finds policies through ``find_policies``, and exposes its
+cooldown store protocol for other distributions (modelplug-redis) to implement."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import modelplug_fallback
+from modelplug.plugin import find_policies
+from modelplug.testing import FakeModel
+from modelplug_fallback.policy import FallbackPolicy
+
+SOURCE = Path(modelplug_fallback.__file__).parent
+ALLOWED_CORE = {"modelplug.plugin", "modelplug.types"}
+
+
+def imported_modules() -> set[str]:
+    names: set[str] = set()
+    for path in SOURCE.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module)
+            elif isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+    return names
+
+
+def test_the_source_imports_only_the_kit_of_core() -> None:
+    core = {m for m in imported_modules() if m == "modelplug" or m.startswith("modelplug.")}
+
+    assert core <= ALLOWED_CORE, core - ALLOWED_CORE
+
+
+def test_the_source_does_not_import_pydantic() -> None:
+    assert not {m for m in imported_modules() if m.split(".")[0] == "pydantic"}
+
+
+def test_modelplug_stream_policies_are_found_by_kind(make_client: Any) -> None:
+    policy = FallbackPolicy()
+    client = make_client(policy, FakeModel(), "modelplug-fallback", entry_points=True)
+
+    found = find_policies(client, "fallback")
+
+    assert policy in found and modelplug_fallback in found
+    assert policy.modelplug_policy == modelplug_fallback.modelplug_policy == "fallback"
+
+
+def test_the_cooldown_store_protocol_is_public() -> None:
+    from modelplug_fallback.cooldowns import CooldownStore, MemoryCooldowns
+
+    assert modelplug_fallback.CooldownStore is CooldownStore
+    assert isinstance(modelplug_fallback.MemoryCooldowns(), modelplug_fallback.CooldownStore)
+    assert modelplug_fallback.MemoryCooldowns is MemoryCooldowns

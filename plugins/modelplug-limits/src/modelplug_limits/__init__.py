@@ -1,0 +1,96 @@
+"""modelplug-limits: rate pacing and budgets around every attempt of every call.
+
+A policy plugin: a ``wrapper=True`` implementation of ``modelplug_stream`` that runs
+innermost (``trylast``), so the fallback policy's retries and fallbacks, which re-open
+the stream through it, each reserve again. The policy lives in
+:mod:`modelplug_limits.policy`, imported on the first call.
+
+Public names (loaded on first use): :class:`LimitsPolicy`, :class:`BudgetExceededError`,
+:class:`CounterStore` (the store protocol modelplug-redis implements),
+:class:`MemoryCounters`, :class:`Charge`, :class:`Outcome`, :class:`Setting`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterator, Generator
+from typing import TYPE_CHECKING, Any
+
+from modelplug.plugin import find_policies, hookimpl
+
+if TYPE_CHECKING:
+    import argparse
+
+    from modelplug.plugin import Client
+    from modelplug.types import Event, Request, Route
+
+    from .errors import BudgetExceededError
+    from .policy import LimitsPolicy
+    from .store import Charge, CounterStore, MemoryCounters, Outcome, Setting
+
+__version__ = "1.0.0"
+__all__ = [
+    "BudgetExceededError",
+    "Charge",
+    "CounterStore",
+    "LimitsPolicy",
+    "MemoryCounters",
+    "Outcome",
+    "Setting",
+    "modelplug_cli_commands",
+    "modelplug_stream",
+]
+
+modelplug_policy = "limits"
+"""This module is a limits policy (see :func:`modelplug.plugin.find_policies`)."""
+
+_WHERE = {
+    "LimitsPolicy": "policy",
+    "BudgetExceededError": "errors",
+    "CounterStore": "store",
+    "MemoryCounters": "store",
+    "Charge": "store",
+    "Outcome": "store",
+    "Setting": "store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'modelplug_limits' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+@hookimpl(wrapper=True, trylast=True)
+def modelplug_stream(
+    route: Route, request: Request, client: Client
+) -> Generator[None, AsyncIterator[Event] | None, AsyncIterator[Event] | None]:
+    """Reserve, wait or refuse before each attempt; settle after (see the README).
+
+    A program that registered its own LimitsPolicy gets that one; this default steps
+    aside, so no attempt is counted twice.
+    """
+    from .policy import LimitsPolicy, default_policy
+
+    if any(isinstance(p, LimitsPolicy) for p in find_policies(client, modelplug_policy)):
+        return (yield)
+    return (yield from default_policy().wrapper(route, request, client))
+
+
+@hookimpl
+def modelplug_cli_commands(subparsers: argparse._SubParsersAction[Any], client: Client) -> None:
+    """``modelplug limits``: spend and remaining per budget, the current rate windows."""
+    parser = subparsers.add_parser(
+        "limits", help="budgets (spent, remaining, reset) and current rate windows"
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+    def run(args: argparse.Namespace, client: Client) -> int:
+        from .cli import show_limits
+
+        return show_limits(client, as_json=args.json)
+
+    parser.set_defaults(handler=run)

@@ -1,0 +1,77 @@
+"""The errors this plugin raises: a budget that cannot fit a call, and a wait for
+rate-limit room that would pass ``max_wait``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from modelplug.plugin import ErrorClass, ModelError
+
+if TYPE_CHECKING:
+    from modelplug.plugin import Route
+
+__all__ = ["BudgetExceededError", "rate_limited"]
+
+
+class BudgetExceededError(ModelError):
+    """A call that would not fit a budget, refused before any byte was sent.
+
+    A ModelError (so a ModelplugError) of kind ``quota`` that is never retried. It lets
+    the fallback policy move on only when the budget is a model's own (``scope =
+    "model:..."``): another model may fit; any other budget would refuse it too.
+
+    :ivar budget: the budget's name (``[limits.budgets.NAME]``).
+    :ivar measure: ``"spend"`` or ``"tokens"``.
+    :ivar spent: what is counted in the current period, as text with its unit.
+    :ivar limit: the budget's limit, as text with its unit.
+    :ivar resets: when the period ends (ISO 8601, UTC), or None (per call, total).
+    """
+
+    def __init__(
+        self,
+        *,
+        budget: str,
+        measure: str,
+        spent: str,
+        limit: str,
+        needs: str,
+        resets: str | None,
+        retry_after: float | None,
+        own_model: bool,
+        route: Route,
+    ) -> None:
+        self.budget = budget
+        self.measure = measure
+        self.spent = spent
+        self.limit = limit
+        self.resets = resets
+        when = f"; it resets at {resets}" if resets else ""
+        message = (
+            f"budget {budget!r} ({measure}) would be exceeded: {spent} spent of {limit}, "
+            f"and this call may take up to {needs}{when}"
+        )
+        error_class = ErrorClass(
+            kind="quota",
+            retryable=False,
+            fallback=own_model,
+            retry_after=retry_after if own_model else None,
+            reason=f"budget {budget!r} exceeded",
+        )
+        super().__init__(message, error_class=error_class, route=route)
+
+
+def rate_limited(route: Route, what: str, wait: float, bound: float) -> ModelError:
+    """Our own rate limit has no room for longer than ``max_wait``: a rate_limit error
+    the fallback policy moves on from (not retried: waiting is what it refused)."""
+    how_long = "never fits" if wait == float("inf") else f"has room in {wait:.1f} s"
+    return ModelError(
+        f"{what} {how_long}, longer than max_wait ({bound:g} s)",
+        error_class=ErrorClass(
+            kind="rate_limit",
+            retryable=False,
+            fallback=True,
+            retry_after=None if wait == float("inf") else wait,
+            reason="rate limit (modelplug-limits)",
+        ),
+        route=route,
+    )

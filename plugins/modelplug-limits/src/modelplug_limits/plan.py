@@ -1,0 +1,273 @@
+"""What one attempt reserves: the charges, and how to settle them afterwards.
+
+Every attempt (a retry, a fallback) gets its own plan: one request and its estimated
+tokens (the input's estimate plus ``max_tokens``) in each rate window that applies,
+the room a server's headers reported, and in each budget its maximum cost and tokens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from modelplug.plugin import estimate_tokens
+from modelplug.types import Usage
+
+from .errors import BudgetExceededError
+from .money import from_nano, to_nano
+from .options import Budget, LimitsOptions
+from .store import Charge
+
+if TYPE_CHECKING:
+    from modelplug.plugin import Client, Route
+    from modelplug.types import Request
+
+__all__ = ["Plan", "period_window", "plan_attempt"]
+
+TOTAL_TTL = 400 * 86400.0  # a total budget's counter outlives a year of silence
+WINDOW_GRACE = 1.0  # seconds a rate window's counter outlives the window
+PERIOD_GRACE = 60.0  # the same for a budget period
+
+
+@dataclass
+class Plan:
+    """The charges of one attempt, with what each is for."""
+
+    route: Route
+    tokens: int
+    spend: int | None  # nano-units; None: the price is unknown
+    charges: list[Charge] = field(default_factory=list)
+    what: list[str] = field(default_factory=list)
+    budgets: list[tuple[Budget, str, str | None] | None] = field(default_factory=list)
+    token_charges: list[Charge] = field(default_factory=list)
+    spend_charges: list[Charge] = field(default_factory=list)
+    learned: tuple[str, str] = ("", "")
+    windows: list[tuple[float, int]] = field(default_factory=list)  # (length, index)
+
+    def stale(self, now: float) -> bool:
+        """Whether a rate window this plan counted in has ended by ``now``: the round
+        trip to the store took the reservation past a window's edge, and a request sent
+        now would fall in the next window, which did not count it."""
+        return any(int(now // length) != index for length, index in self.windows)
+
+    def refund(self) -> list[Charge]:
+        """The adjustments that undo this plan's charges (a countdown gets its room back)."""
+        return [
+            Charge(c.key, c.amount if c.kind == "countdown" else -c.amount) for c in self.charges
+        ]
+
+    def add(self, charge: Charge, what: str, budget: tuple[Budget, str, str | None] | None) -> None:
+        self.charges.append(charge)
+        self.what.append(what)
+        self.budgets.append(budget)
+
+
+_PERIODS: dict[str, tuple[float, float, str, str | None]] = {}
+
+
+def period_window(period: str, now: float) -> tuple[str, float, str | None]:
+    """The current period's id, seconds left in it, and its end (ISO 8601, UTC)."""
+    if period == "total":
+        return "total", TOTAL_TTL, None
+    cached = _PERIODS.get(period)
+    if cached is None or not cached[0] <= now < cached[1]:
+        cached = _PERIODS[period] = _period(period, now)
+    return cached[2], max(0.001, cached[1] - now), cached[3]
+
+
+def _period(period: str, now: float) -> tuple[float, float, str, str | None]:
+    moment = datetime.fromtimestamp(now, UTC)
+    if period == "hour":
+        start = moment.replace(minute=0, second=0, microsecond=0)
+        end, name = start + timedelta(hours=1), start.strftime("%Y-%m-%dT%H")
+    elif period == "day":
+        start = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+        end, name = start + timedelta(days=1), start.strftime("%Y-%m-%d")
+    else:  # month
+        start = moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+        end = (start + timedelta(days=32)).replace(day=1)
+        name = start.strftime("%Y-%m")
+    resets = end.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return start.timestamp(), end.timestamp(), name, resets
+
+
+def scope_key(budget: Budget, client: Client) -> str:
+    if budget.scope != "project":
+        return budget.scope
+    directory = client.settings.project_dir
+    if directory is None:
+        return "project:-"
+    digest = hashlib.sha256(str(directory.resolve()).encode()).hexdigest()[:10]
+    return f"project:{directory.name}-{digest}"
+
+
+def input_tokens(request: Request) -> int:
+    """The estimate of what the request sends: its system prompt, its text blocks as
+    they are and every other block (tool calls and results, images, vendor items) and
+    the tools as JSON: a little more than the text, as an estimate should err."""
+    chars = len(request.system or "") if isinstance(request.system, str | None) else 0
+    others = []
+    for message in request.messages:
+        for block in message.content:
+            text = getattr(block, "text", None)
+            if block.type == "text" and isinstance(text, str):
+                chars += len(text) + 8
+            else:
+                others.append(block)
+    if others or request.tools or not isinstance(request.system, str | None):
+        chars += len(request.model_dump_json(include={"tools"}))
+        chars += sum(len(block.model_dump_json()) for block in others)
+        if not isinstance(request.system, str | None):
+            chars += len(request.model_dump_json(include={"system"}))
+    return estimate_tokens(chars)
+
+
+def key_name(route: Route) -> str:
+    return route.endpoint.api_key_env or "-"
+
+
+def plan_attempt(
+    options: LimitsOptions, route: Route, request: Request, client: Client, now: float
+) -> Plan:
+    """The charges of one attempt on ``route``. Raises BudgetExceededError when a per-call
+    budget cannot fit, or when a spend budget applies to a model of unknown price (and
+    ``unknown_price = "refuse"``)."""
+    max_out = request.max_tokens or route.info.max_output_tokens or options.default_max_tokens
+    tokens = input_tokens(request) + max_out
+    budgets = [b for b in options.budgets if b.applies_to(route.name, route.role)]
+    cost = None
+    if any(b.spend is not None for b in budgets):
+        cost = client.price(route, Usage(input=tokens - max_out, output=max_out))
+    plan = Plan(route, tokens, None if cost is None else to_nano(cost.amount, up=True))
+    for budget in budgets:
+        _budget_charges(plan, budget, cost.currency if cost else None, client, options, now)
+    _rate_charges(plan, options, now)
+    return plan
+
+
+def _budget_charges(
+    plan: Plan,
+    budget: Budget,
+    currency: str | None,
+    client: Client,
+    options: LimitsOptions,
+    now: float,
+) -> None:
+    period, left, resets = period_window(budget.period, now)
+    base = f"budget:{budget.name}:{scope_key(budget, client)}"
+    if budget.tokens is not None:
+        _one_budget_charge(
+            plan, budget, "tokens", plan.tokens, budget.tokens, base, period, left, resets
+        )
+    if budget.spend is None:
+        return
+    if plan.spend is None or currency != budget.currency:
+        if options.unknown_price == "tokens":
+            return  # counted by its token budgets only, never as zero spend
+        raise BudgetExceededError(
+            budget=budget.name,
+            measure="spend",
+            spent="an unknown amount",
+            limit=f"{budget.spend} {budget.currency}",
+            needs=f"an unknown amount (no {budget.currency} price for {plan.route.name})",
+            resets=resets,
+            retry_after=None,
+            own_model=budget.scope.startswith("model:"),
+            route=plan.route,
+        )
+    _one_budget_charge(
+        plan, budget, "spend", plan.spend, to_nano(budget.spend), base, period, left, resets
+    )
+
+
+def _one_budget_charge(
+    plan: Plan,
+    budget: Budget,
+    measure: str,
+    amount: int,
+    limit: int,
+    base: str,
+    period: str,
+    left: float,
+    resets: str | None,
+) -> None:
+    if budget.period == "call":
+        if amount > limit:
+            raise budget_error(budget, measure, 0, limit, amount, None, plan.route, None)
+        return
+    refresh = budget.period == "total"
+    charge = Charge(
+        f"{base}:{measure}:{period}", amount, limit, left, refresh=refresh, grace=PERIOD_GRACE
+    )
+    plan.add(charge, f"budget {budget.name!r} ({measure})", (budget, measure, resets))
+    (plan.spend_charges if measure == "spend" else plan.token_charges).append(charge)
+
+
+def _rate_charges(plan: Plan, options: LimitsOptions, now: float) -> None:
+    route = plan.route
+    key = key_name(route)
+    names = (route.name, route.provider, f"key:{key}")
+    for rate in options.rates_for(names):
+        window = int(now // rate.window)
+        left = (window + 1) * rate.window - now
+        plan.windows.append((rate.window, window))
+        per = f"per {rate.window:g} s" if rate.window != 60 else "per minute"
+        if rate.rpm is not None:
+            charge = Charge(
+                f"rate:{rate.name}:requests:{window}", 1, rate.rpm, left, grace=WINDOW_GRACE
+            )
+            plan.add(charge, f"the request rate of {rate.name} ({rate.rpm} {per})", None)
+        if rate.tpm is not None:
+            charge = Charge(
+                f"rate:{rate.name}:tokens:{window}",
+                plan.tokens,
+                rate.tpm,
+                left,
+                grace=WINDOW_GRACE,
+            )
+            plan.add(charge, f"the token rate of {rate.name} ({rate.tpm} {per})", None)
+            plan.token_charges.append(charge)
+    # The room the server reported last (headers, a 429's Retry-After), when known.
+    learned = f"learned:{route.name}@{key}"
+    plan.learned = (f"{learned}:requests", f"{learned}:tokens")
+    plan.add(Charge(plan.learned[0], 1, kind="countdown"), f"{route.name}'s request limit", None)
+    plan.add(
+        Charge(plan.learned[1], plan.tokens, kind="countdown"),
+        f"{route.name}'s token limit",
+        None,
+    )
+
+
+def budget_error(
+    budget: Budget,
+    measure: str,
+    spent: int,
+    limit: int,
+    needs: int,
+    resets: str | None,
+    route: Route,
+    retry_after: float | None,
+) -> BudgetExceededError:
+    def shown(value: int) -> str:
+        if measure == "spend":
+            return f"{from_nano(value):f} {budget.currency}"
+        return f"{value} tokens"
+
+    return BudgetExceededError(
+        budget=budget.name,
+        measure=measure,
+        spent=shown(spent),
+        limit=shown(limit),
+        needs=shown(needs),
+        resets=resets,
+        retry_after=retry_after,
+        own_model=budget.scope.startswith("model:"),
+        route=route,
+    )
+
+
+def as_decimal(value: int, measure: str) -> Decimal | int:
+    return from_nano(value) if measure == "spend" else value

@@ -1,0 +1,257 @@
+"""The policy: reserve before each attempt, wait or refuse, settle after.
+
+:class:`LimitsPolicy` wraps ``modelplug_stream`` innermost (``trylast``), under the
+fallback policy: the fallback policy re-opens a stream for every retry and every
+fallback with ``client.open_stream(..., exclude=<fallback policies>)``, which passes
+through this wrapper again, so every attempt reserves on its own (seed 000's budget
+meter). A reservation that did not end in a reported usage keeps its whole amount.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from modelplug.plugin import find_policies, hookimpl
+from modelplug.types import Done, Notice, Response
+
+from .errors import rate_limited
+from .headers import room_from_headers
+from .money import to_nano
+from .options import LimitsOptions, load_options
+from .plan import Plan, budget_error, plan_attempt
+from .store import SHARED, Charge, CounterStore, Outcome, Setting
+
+if TYPE_CHECKING:
+    from modelplug.plugin import Client, Route, Settings
+    from modelplug.types import Event, Request
+
+__all__ = ["POLICY_KIND", "LimitsPolicy", "default_policy", "store_for"]
+
+POLICY_KIND = "limits"
+STORES_KIND = "stores"  # a plugin (modelplug-redis) that offers shared stores
+
+HookWrapper = Generator[None, "AsyncIterator[Event] | None", "AsyncIterator[Event] | None"]
+Sleep = Callable[[float], Awaitable[Any]]
+
+
+def store_for(client: Client) -> CounterStore | None:
+    """The shared counter store a stores plugin offers for ``client`` (None: none is
+    configured, use memory)."""
+    for plugin in find_policies(client, STORES_KIND):
+        make = getattr(plugin, "counter_store", None)
+        store = make(client) if make is not None else None
+        if store is not None:
+            return cast("CounterStore", store)
+    return None
+
+
+class LimitsPolicy:
+    """Rate pacing and budgets around every attempt.
+
+    :param options: ``[limits]`` settings that win over the settings files (the same
+        keys; they may raise what a project file may only lower).
+    :param store: the counters (default: a stores plugin's, else this process's).
+    :param clock: wall-clock seconds, for windows and budget periods.
+    :param sleep: how to wait for room (tests pass one that only records).
+    """
+
+    name = "modelplug-limits"
+    modelplug_policy = POLICY_KIND
+
+    def __init__(
+        self,
+        options: Mapping[str, Any] | None = None,
+        *,
+        store: CounterStore | None = None,
+        clock: Callable[[], float] = time.time,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self.overrides = dict(options or {})
+        self.store = store
+        self.clock = clock
+        self.sleep = sleep
+        self._per_client: weakref.WeakKeyDictionary[
+            Client, tuple[Settings, LimitsOptions, CounterStore]
+        ] = weakref.WeakKeyDictionary()
+
+    @hookimpl(wrapper=True, trylast=True)
+    def modelplug_stream(self, route: Route, request: Request, client: Client) -> HookWrapper:
+        return (yield from self.wrapper(route, request, client))
+
+    def wrapper(self, route: Route, request: Request, client: Client) -> HookWrapper:
+        """The body of a ``wrapper=True`` hook: nothing is reserved until the stream is
+        read, and an error opening it passes through untouched."""
+        stream = yield
+        if stream is None:
+            return None
+        options, store = self.setup(client)
+        return self.guard(stream, route, request, client, options, store)
+
+    def setup(self, client: Client) -> tuple[LimitsOptions, CounterStore]:
+        """This policy's options and store on ``client``, made on its first call."""
+        cached = self._per_client.get(client)
+        if cached is not None and cached[0] is client.settings:
+            return cached[1], cached[2]
+        options = load_options(client.settings, self.overrides)
+        store = self.store or store_for(client) or SHARED
+        self._per_client[client] = (client.settings, options, store)
+        return options, store
+
+    async def guard(
+        self,
+        stream: AsyncIterator[Event],
+        route: Route,
+        request: Request,
+        client: Client,
+        options: LimitsOptions,
+        store: CounterStore,
+    ) -> AsyncIterator[Event]:
+        """Reserve (waiting with a Notice while there is no room), pass the events
+        through, settle on the Done."""
+        try:
+            plan = plan_attempt(options, route, request, client, self.clock())
+            while True:
+                outcome = await store.reserve(plan.charges)
+                if outcome.degraded:
+                    yield degraded(outcome.degraded)
+                if outcome.refused is None:
+                    if not plan.stale(self.clock()):
+                        break
+                    # Counted in a window that ended on the way: undo, count again.
+                    await store.settle(plan.refund(), [])
+                else:
+                    wait = self.refusal(plan, outcome, options)
+                    yield waiting(plan, outcome, wait)
+                    await self.sleep(wait)
+                plan = plan_attempt(options, route, request, client, self.clock())
+            try:
+                async for event in stream:
+                    if type(event) is Done:
+                        said = await self.settle(plan, event.response, client, store)
+                        if said:
+                            yield degraded(said)
+                    yield event
+            except Exception as exc:
+                said = await self.learn_from_error(plan, exc, client, store)
+                if said:
+                    yield degraded(said)
+                raise
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    def refusal(self, plan: Plan, outcome: Outcome, options: LimitsOptions) -> float:
+        """How long to wait for the refused charge; raises when that is not an option
+        (a budget, or a wait past ``max_wait``)."""
+        assert outcome.refused is not None
+        charge = plan.charges[outcome.refused]
+        budget = plan.budgets[outcome.refused]
+        if budget is not None:
+            spec, measure, resets = budget
+            # Seconds to the period's reset; 0 when this call alone is over the limit
+            # (a smaller call may fit: the model is not to be cooled down for it).
+            retry: float | None = 0.0 if outcome.retry_in == math.inf else outcome.retry_in
+            if spec.period == "total" and retry:
+                retry = None
+            raise budget_error(
+                spec,
+                measure,
+                outcome.value,
+                charge.limit or 0,
+                charge.amount,
+                resets,
+                plan.route,
+                retry,
+            )
+        wait = max(outcome.retry_in, 0.001)
+        if wait > options.max_wait:
+            raise rate_limited(plan.route, plan.what[outcome.refused], wait, options.max_wait)
+        return wait
+
+    async def settle(
+        self, plan: Plan, response: Response, client: Client, store: CounterStore
+    ) -> str | None:
+        """Replace each estimate with what the server reported, and learn the room its
+        headers report. Usage that was not reported keeps the whole reservation."""
+        adjust: list[Charge] = []
+        usage = response.usage
+        if usage.reported:
+            used = usage.total_input + usage.output
+            adjust += [Charge(c.key, used - c.amount) for c in plan.token_charges]
+            if plan.spend_charges:
+                cost = response.cost or client.price(plan.route, usage, response.price_factor)
+                if cost is not None:
+                    spent = to_nano(cost.amount)
+                    adjust += [Charge(c.key, spent - c.amount) for c in plan.spend_charges]
+        learned = self.room(plan, response.metadata.get("rate_limits"))
+        if not adjust and not learned:
+            return None
+        return await store.settle(adjust, learned)
+
+    def room(self, plan: Plan, headers: Any) -> list[Setting]:
+        room = room_from_headers(headers if isinstance(headers, Mapping) else None, self.clock())
+        learned = []
+        if room.requests is not None and room.requests[1] > 0:
+            learned.append(Setting(plan.learned[0], room.requests[0], room.requests[1]))
+        if room.tokens is not None and room.tokens[1] > 0:
+            learned.append(Setting(plan.learned[1], room.tokens[0], room.tokens[1]))
+        return learned
+
+    async def learn_from_error(
+        self, plan: Plan, exc: Exception, client: Client, store: CounterStore
+    ) -> str | None:
+        """A 429 that says when to come back closes the model's room until then, for
+        every process sharing the store; its headers say the same, when it has them."""
+        learned = self.room(plan, getattr(exc, "headers", None))
+        error_class = client.classify(exc, plan.route)
+        if error_class.kind == "rate_limit" and not learned:
+            after = error_class.retry_after
+            if after:
+                learned = [Setting(key, 0, after) for key in plan.learned]
+        if not learned:
+            return None
+        try:
+            return await store.settle([], learned)
+        except Exception:  # the call's own error is the one to report
+            return None
+
+    def __repr__(self) -> str:
+        return f"LimitsPolicy(options={self.overrides!r}, store={self.store!r})"
+
+
+def waiting(plan: Plan, outcome: Outcome, wait: float) -> Notice:
+    assert outcome.refused is not None
+    what = plan.what[outcome.refused]
+    return Notice(
+        kind="wait",
+        message=f"{plan.route.name}: waiting {wait:.1f} s for room in {what}",
+        delay=wait,
+        details={
+            "phase": "rate_limit",
+            "model": plan.route.name,
+            "limit": what,
+            "counter": plan.charges[outcome.refused].key,
+        },
+    )
+
+
+def degraded(message: str) -> Notice:
+    return Notice(kind="limits", message=message, details={"phase": "store_degraded"})
+
+
+_DEFAULT: LimitsPolicy | None = None
+
+
+def default_policy() -> LimitsPolicy:
+    """The policy the entry point's hook uses: ``[limits]`` settings, the stores plugin's
+    store or this process's memory, real time."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = LimitsPolicy()
+    return _DEFAULT

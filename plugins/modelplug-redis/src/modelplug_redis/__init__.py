@@ -1,0 +1,63 @@
+"""modelplug-redis: the stores that share cooldowns, rate windows and budgets across
+processes and machines, in Redis.
+
+A stores plugin: it implements no hook, and says what it is with ``modelplug_policy =
+"stores"``. The fallback policy asks it for ``cooldown_store(client)``, the limits
+policy for ``counter_store(client)``; each is None until a Redis URL is set in the
+user's file (``[redis] url``) or the environment (``MODELPLUG_REDIS_URL``), never by a
+project file. The ``redis`` library (its asyncio API) loads on the first store call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from modelplug.plugin import Client
+
+    from .cooldowns import RedisCooldowns
+    from .counters import RedisCounters
+
+__version__ = "1.0.0"
+__all__ = ["cooldown_store", "counter_store"]
+
+modelplug_policy = "stores"
+"""The fallback and limits policies find this module by this kind."""
+
+
+def cooldown_store(client: Client) -> RedisCooldowns | None:
+    """The fallback policy's cooldown table in Redis, or None when no URL is set."""
+    from .connection import connection_for
+
+    connection = connection_for(client)
+    if connection is None:
+        return None
+    from .cooldowns import RedisCooldowns
+
+    return RedisCooldowns(connection)
+
+
+def counter_store(client: Client) -> RedisCounters | None:
+    """The limits policy's rate windows and budgets in Redis, or None when no URL is set."""
+    from .connection import connection_for
+
+    connection = connection_for(client)
+    if connection is None:
+        return None
+    from .counters import RedisCounters
+
+    return RedisCounters(connection)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("RedisCooldowns", "RedisCounters", "RedisOptions", "StoreUnavailableError"):
+        import importlib
+
+        module = {
+            "RedisCooldowns": "cooldowns",
+            "RedisCounters": "counters",
+            "RedisOptions": "connection",
+            "StoreUnavailableError": "connection",
+        }[name]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    raise AttributeError(f"module 'modelplug_redis' has no attribute {name!r}")

@@ -1,0 +1,147 @@
+"""The ``[redis]`` settings, the connection per event loop, and what happens when Redis
+is down or slow: short timeouts, then fail-open (this process's memory, said in a
+Notice) or fail-closed (a clear error), never a hang; the next try after
+``retry_interval`` reconnects."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+from modelplug.plugin import ModelplugError, read_options, register_secret
+
+if TYPE_CHECKING:
+    from modelplug.plugin import Client
+
+__all__ = ["Connection", "RedisOptions", "StoreUnavailableError", "connection_for"]
+
+T = TypeVar("T")
+ENV_URL = "MODELPLUG_REDIS_URL"
+
+
+@dataclass(frozen=True)
+class RedisOptions:
+    """``[redis]`` in the user's file (a project file's table is ignored).
+
+    - ``url``: ``redis://host:6379/0`` (``rediss://`` for TLS); or MODELPLUG_REDIS_URL.
+    - ``prefix``: the start of every key, so several deployments share one Redis.
+    - ``hash_tag``: every key holds ``{hash_tag}``, so on Redis Cluster they all live in
+      one slot and a script may touch several (set it per deployment to spread them).
+    - ``timeout``: seconds to connect or to answer one command.
+    - ``fail``: ``"open"`` goes on with this process's memory (and says so in a
+      Notice); ``"closed"`` refuses the call with a clear error.
+    - ``retry_interval``: seconds after a failure before Redis is tried again.
+    """
+
+    url: str | None = None
+    prefix: str = "modelplug:"
+    hash_tag: str = "modelplug"
+    timeout: float = 0.5
+    fail: Literal["open", "closed"] = "open"
+    retry_interval: float = 1.0
+
+
+class StoreUnavailableError(ModelplugError):
+    """Redis could not be reached and ``[redis] fail = "closed"``."""
+
+
+def shown_url(url: str) -> str:
+    """The URL without its user and password, for messages."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+class Connection:
+    """One Redis deployment as this client sees it: options, the per-loop client,
+    key names, and the outage state shared by the stores."""
+
+    def __init__(self, client: Client, options: RedisOptions, url: str) -> None:
+        self.client = client
+        self.options = options
+        self.url = url
+        self.where = shown_url(url)
+        self.down_until = 0.0
+        self.round_trips = 0  # counted for the benchmark
+        password = urlsplit(url).password
+        if password:
+            register_secret(password)
+
+    def key(self, kind: str, name: str) -> str:
+        return f"{self.options.prefix}{{{self.options.hash_tag}}}:{kind}:{name}"
+
+    def redis(self) -> Any:
+        """The redis.asyncio client for the running loop (made on first use)."""
+
+        def make() -> Any:
+            import redis.asyncio as aioredis
+            from redis.backoff import NoBackoff
+            from redis.retry import Retry
+
+            timeout = self.options.timeout
+            return aioredis.Redis.from_url(
+                self.url,
+                socket_timeout=timeout,
+                socket_connect_timeout=timeout,
+                retry=Retry(NoBackoff(), 0),
+                health_check_interval=0,
+            )
+
+        return self.client.async_http(f"modelplug-redis:{self.url}", make)
+
+    def is_down(self) -> bool:
+        return time.monotonic() < self.down_until
+
+    async def run(self, operation: Callable[[Any], Awaitable[T]]) -> T:
+        """Run one operation (one round trip) with a hard bound on its time.
+
+        :raises StoreUnavailableError: Redis failed, timed out, or failed lately.
+        """
+        if self.is_down():
+            raise StoreUnavailableError(self.problem("failed lately"))
+        self.round_trips += 1
+        try:
+            # The socket timeouts bound each read and write; this bounds the whole
+            # (asyncio.timeout: no task per command, as wait_for would make).
+            async with asyncio.timeout(self.options.timeout * 4):
+                return await operation(self.redis())
+        except Exception as exc:
+            if isinstance(exc, ModelplugError):
+                raise
+            import redis.exceptions
+
+            if not isinstance(exc, redis.exceptions.RedisError | OSError | TimeoutError):
+                raise
+            self.down_until = time.monotonic() + self.options.retry_interval
+            raise StoreUnavailableError(self.problem(type(exc).__name__)) from None
+
+    def problem(self, what: str) -> str:
+        mode = (
+            "counting in this process's memory until it is back"
+            if self.options.fail == "open"
+            else 'refusing calls while it is down ([redis] fail = "closed")'
+        )
+        return f"modelplug-redis: Redis at {self.where} is unavailable ({what}); {mode}"
+
+
+def connection_for(client: Client) -> Connection | None:
+    """A Connection for ``client``'s settings, or None when no URL is set. The policies
+    ask once per client; the redis client itself is shared per event loop."""
+    settings = client.settings
+    options = read_options(settings, "redis", RedisOptions, project=False)
+    # project=False: a project file's [redis] never counts (core also drops a project's
+    # url with a warning, as it does for every key that could redirect traffic).
+    url = options.url or settings.getenv(ENV_URL)
+    if not url:
+        return None
+    if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
+        from modelplug.plugin import ConfigError
+
+        raise ConfigError("[redis] url: expected redis://, rediss:// or unix://")
+    return Connection(client, options, url)

@@ -1,0 +1,81 @@
+"""The fallback policy's cooldown table in Redis (``SET key PX`` / ``PTTL``): a model
+cooled down in one process is skipped in every other."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from modelplug.plugin import warn
+from modelplug_fallback.cooldowns import MemoryCooldowns
+
+from .connection import StoreUnavailableError
+from .scripts import MARK
+
+if TYPE_CHECKING:
+    from .connection import Connection
+
+__all__ = ["RedisCooldowns"]
+
+
+class RedisCooldowns:
+    """:class:`modelplug_fallback.AsyncCooldownStore` in Redis. When Redis is down:
+    fail-open answers from this process's memory (with one warning per outage),
+    fail-closed raises :class:`StoreUnavailableError`."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.local = MemoryCooldowns()
+        self._warned = False
+        self._mark: dict[int, tuple[Any, Any]] = {}
+
+    def _key(self, key: str) -> str:
+        return self.connection.key("cooldown", key)
+
+    def _degraded(self, exc: StoreUnavailableError) -> None:
+        if self.connection.options.fail == "closed":
+            raise exc
+        if not self._warned:
+            warn(exc.message)
+            self._warned = True
+
+    async def mark(self, key: str, seconds: float) -> None:
+        ms = max(1, math.ceil(seconds * 1000))
+        self.local.mark(key, seconds)
+
+        async def call(redis: Any) -> Any:
+            found = self._mark.get(id(redis))
+            if found is None or found[0] is not redis:
+                found = self._mark[id(redis)] = (redis, redis.register_script(MARK))
+            return await found[1](keys=[self._key(key)], args=[ms])
+
+        try:
+            await self.connection.run(call)
+        except StoreUnavailableError as exc:
+            self._degraded(exc)
+
+    async def remaining(self, key: str) -> float:
+        async def call(redis: Any) -> Any:
+            return await redis.pttl(self._key(key))
+
+        try:
+            left = int(await self.connection.run(call))
+        except StoreUnavailableError as exc:
+            self._degraded(exc)
+            return self.local.remaining(key)
+        self._warned = False
+        return max(0.0, left / 1000)
+
+    async def clear(self, key: str) -> None:
+        self.local.clear(key)
+
+        async def call(redis: Any) -> Any:
+            return await redis.delete(self._key(key))
+
+        try:
+            await self.connection.run(call)
+        except StoreUnavailableError as exc:
+            self._degraded(exc)
+
+    def __repr__(self) -> str:
+        return f"RedisCooldowns({self.connection.where})"

@@ -1,0 +1,122 @@
+"""Redis killed mid-run. fail = "open": calls go on, counted in this process's memory,
+each saying so in a Notice; fail = "closed": calls are refused before anything is sent,
+with an error that says why. Either way within a bounded time (the short timeouts:
+never a hang), and the next call after Redis is back reconnects."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import redis as sync_redis
+from modelplug.testing import FakeModel, text
+from modelplug.types import Notice
+from modelplug_redis import cooldown_store
+from modelplug_redis.connection import StoreUnavailableError
+
+BOUND = 10.0  # seconds: far above the 0.2 s timeouts, far below a hang
+
+
+def client_for(make_client: Any, redis_config: dict[str, Any], fail: str, fake: Any) -> Any:
+    config = {
+        "redis": {**redis_config["redis"], "fail": fail},
+        "limits": {"budgets": {"tokens": {"tokens": 10**9, "period": "day"}}},
+    }
+    return make_client(
+        fake, "modelplug-limits", "modelplug-redis", entry_points=True, config=config
+    )
+
+
+async def call(client: Any) -> tuple[str, list[Notice]]:
+    seen: list[Notice] = []
+
+    def keep(event: Any) -> None:
+        if isinstance(event, Notice):
+            seen.append(event)
+
+    response = await asyncio.wait_for(client.acomplete("fake/m", "hi", on_event=keep), BOUND)
+    return response.text, seen
+
+
+def counted(redis_server: Any) -> int:
+    raw = sync_redis.Redis.from_url(redis_server.url)
+    return sum(int(raw.get(key)) for key in raw.keys("*budget:tokens*"))
+
+
+def test_fail_open_goes_on_in_memory_and_says_so(
+    make_client: Any, redis_server: Any, redis_config: dict[str, Any]
+) -> None:
+    fake = FakeModel([text("one"), text("two"), text("three")])
+    client = client_for(make_client, redis_config, "open", fake)
+
+    async def scenario() -> list[tuple[str, list[Notice]]]:
+        first = await call(client)
+        redis_server.kill()
+        second = await call(client)
+        redis_server.start()
+        third = await call(client)
+        await client.aclose()
+        return [first, second, third]
+
+    (first, up), (second, down), (third, back) = asyncio.run(scenario())
+
+    assert [first, second, third] == ["one", "two", "three"]
+    assert up == [] and back == []
+    assert down and all(n.kind == "limits" for n in down)
+    assert "is unavailable" in down[0].message
+    assert "counting in this process's memory" in down[0].message
+    assert counted(redis_server) > 0  # the third call reached the restarted Redis
+
+
+def test_fail_closed_refuses_before_sending(
+    make_client: Any, redis_server: Any, redis_config: dict[str, Any]
+) -> None:
+    fake = FakeModel([text("one"), text("three")])
+    client = client_for(make_client, redis_config, "closed", fake)
+
+    async def scenario() -> tuple[str, BaseException | None, str]:
+        first, _ = await call(client)
+        redis_server.kill()
+        refused: BaseException | None = None
+        try:
+            await call(client)
+        except StoreUnavailableError as exc:
+            refused = exc
+        redis_server.start()
+        third, _ = await call(client)
+        await client.aclose()
+        return first, refused, third
+
+    first, refused, third = asyncio.run(scenario())
+
+    assert first == "one" and third == "three"
+    assert isinstance(refused, StoreUnavailableError)
+    assert 'refusing calls while it is down ([redis] fail = "closed")' in str(refused)
+    assert len(fake.requests) == 2  # the refused call sent nothing
+
+
+def test_cooldowns_fail_open_from_memory_and_fail_closed_with_an_error(
+    make_client: Any, redis_server: Any, redis_config: dict[str, Any]
+) -> None:
+    open_store = cooldown_store(
+        make_client("modelplug-redis", entry_points=True, config=redis_config)
+    )
+    closed_config = {"redis": {**redis_config["redis"], "fail": "closed"}}
+    closed_store = cooldown_store(
+        make_client("modelplug-redis", entry_points=True, config=closed_config)
+    )
+    assert open_store is not None and closed_store is not None
+
+    async def scenario() -> float:
+        await open_store.mark("a/m", 30)
+        redis_server.kill()
+        with pytest.warns(Warning, match="is unavailable"):
+            left = await asyncio.wait_for(open_store.remaining("a/m"), BOUND)
+        with pytest.raises(StoreUnavailableError):
+            await asyncio.wait_for(closed_store.remaining("a/m"), BOUND)
+        await open_store.connection.client.aclose()
+        await closed_store.connection.client.aclose()
+        return left
+
+    assert 0 < asyncio.run(scenario()) <= 30  # from this process's memory
