@@ -39,8 +39,8 @@ Replay and secrets
 
 Structured output
     ``Request.output_schema`` (an :class:`~modelplug.types.OutputSchema`) reaches a
-    provider only in native mode; map it to the API's own field. :func:`openai_strict`
-    and :func:`inline_refs` translate a schema to what an API
+    provider only in native mode; map it to the API's own field. :func:`openai_strict`,
+    :func:`openai_json_schema` and :func:`inline_refs` translate a schema to what an API
     accepts, raising :class:`Untranslatable` rather than changing its meaning;
     :func:`undo_strict` reads a strict answer back.
 
@@ -94,6 +94,7 @@ __all__ = [
     "inline_refs",
     "is_loopback_url",
     "is_replayable",
+    "openai_json_schema",
     "openai_strict",
     "parse_arguments",
     "parse_retry_after",
@@ -164,6 +165,7 @@ _WHERE = {
     "register_secret": "redact",
     "Untranslatable": "schema_translate",
     "inline_refs": "schema_translate",
+    "openai_json_schema": "schema_translate",
     "openai_strict": "schema_translate",
     "undo_strict": "schema_translate",
 }
@@ -220,6 +222,7 @@ if TYPE_CHECKING:
     from .schema_translate import (
         Untranslatable,
         inline_refs,
+        openai_json_schema,
         openai_strict,
         undo_strict,
     )

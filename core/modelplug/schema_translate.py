@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-__all__ = ["Untranslatable", "inline_refs", "openai_strict", "undo_strict"]
+__all__ = ["Untranslatable", "inline_refs", "openai_json_schema", "openai_strict", "undo_strict"]
 
 # Keywords whose meaning OpenAI's strict mode cannot carry.
 _NOT_STRICT = frozenset(
@@ -167,3 +167,20 @@ def undo_strict(value: Any, schema: dict[str, Any]) -> Any:
         return node
 
     return walk(value, schema)
+
+
+def openai_json_schema(name: str, schema: dict[str, Any], strict: bool = True) -> dict[str, Any]:
+    """``{"name", "schema", "strict"}`` as OpenAI's APIs take a JSON schema (Chat
+    Completions' ``response_format.json_schema``, the Responses API's ``text.format``).
+
+    Strict mode when asked and the schema can be put in strict form; else the schema
+    unchanged with ``strict: false`` (the model is guided, not constrained, and core's
+    validation still holds the answer to the schema): a documented fallback, never a
+    schema that means something else.
+    """
+    if strict:
+        try:
+            return {"name": name, "schema": openai_strict(schema), "strict": True}
+        except Untranslatable:
+            pass
+    return {"name": name, "schema": schema, "strict": False}

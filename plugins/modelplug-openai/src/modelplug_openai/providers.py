@@ -98,6 +98,7 @@ def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route |
     info = ModelInfo(
         supports_tools=True,
         thinking=thinking_mode(model),
+        structured_output="native",
         notes=[API_NOTE.format(base=endpoint.base_url)],
     )
     return Route(provider=provider, model=model, endpoint=endpoint, info=info)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from modelplug.plugin import Route, is_replayable
+from modelplug.plugin import Route, is_replayable, openai_json_schema
 from modelplug.types import (
     ImageBlock,
     Message,
@@ -253,5 +253,11 @@ def build_body(request: Request, route: Route, options: Options) -> dict[str, An
         body["include"] = [ENCRYPTED]
     if options.prompt_cache_key:
         body["prompt_cache_key"] = options.prompt_cache_key
+    if request.output_schema is not None:
+        # Native structured output: strict json_schema where the schema has a strict
+        # form, else guided (strict false); core validates the answer either way.
+        schema = request.output_schema
+        shaped = openai_json_schema(schema.name, schema.json_schema, schema.strict)
+        body["text"] = {"format": {"type": "json_schema", **shaped}}
     body.update(request.extra)
     return body
