@@ -97,7 +97,11 @@ def _user(message: Message, names: dict[str, str]) -> list[dict[str, Any]]:
                 content = "(the result is the image(s) below)" if block.images else "(no output)"
             if block.is_error:
                 content = f"Error: {content}"
-            entry = {"role": "tool", "content": content, "tool_call_id": block.tool_use_id}
+            entry: dict[str, Any] = {
+                "role": "tool",
+                "content": content,
+                "tool_call_id": block.tool_use_id,
+            }
             name = names.get(block.tool_use_id)
             if name:
                 entry["tool_name"] = name
