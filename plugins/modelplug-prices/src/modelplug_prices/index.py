@@ -65,6 +65,16 @@ def _bundled_data_in_use() -> bool:
 def _matches(clause: Clause, text: str) -> bool:
     """genai-prices' clause semantics (genai_prices.types.Clause*.is_match)."""
     ((kind, value),) = clause.items()
+    if isinstance(value, str):
+        return _matches_text(kind, value, text)
+    if kind == "or":
+        return any(_matches(part, text) for part in value)
+    if kind == "and":
+        return all(_matches(part, text) for part in value)
+    raise ValueError(f"model_index.json: unknown clause {kind!r}")
+
+
+def _matches_text(kind: str, value: str, text: str) -> bool:
     if kind == "starts_with":
         return text.lower().startswith(value.lower())
     if kind == "ends_with":
@@ -75,10 +85,6 @@ def _matches(clause: Clause, text: str) -> bool:
         return re.search(value, text) is not None
     if kind == "equals":
         return text.lower() == value.lower()
-    if kind == "or":
-        return any(_matches(part, text) for part in value)
-    if kind == "and":
-        return all(_matches(part, text) for part in value)
     raise ValueError(f"model_index.json: unknown clause {kind!r}")
 
 
