@@ -22,6 +22,8 @@ Errors
     :func:`retry_after_from_headers`, :func:`retry_after_of`, :func:`parse_retry_after`.
 
 Streams
+    :func:`http_limits` (the ``[http]`` pool size for a shared httpx2 client, see
+    :mod:`modelplug.http_pool`; :func:`http_options`, :class:`HTTPOptions`),
     :class:`SSEFramer` (bytes to whole server-sent events), :class:`HeldText` (tool calls
     written as text), :func:`parse_arguments` and :func:`repair_loose_json` (the one
     loose-JSON repair; it never closes a truncation), :func:`estimate_tokens` and
@@ -49,6 +51,7 @@ __all__ = [
     "Endpoint",
     "ErrorClass",
     "ErrorKind",
+    "HTTPOptions",
     "HeldText",
     "MissingKeyError",
     "ModelError",
@@ -75,6 +78,8 @@ __all__ = [
     "find_policies",
     "hookimpl",
     "hookspec",
+    "http_limits",
+    "http_options",
     "is_loopback_url",
     "is_replayable",
     "parse_arguments",
@@ -127,6 +132,9 @@ _WHERE = {
     "retry_after_of": "builtin.classify",
     "parse_retry_after": "builtin.classify",
     "SSEFramer": "sse",
+    "HTTPOptions": "http_pool",
+    "http_limits": "http_pool",
+    "http_options": "http_pool",
     "HeldText": "held_text",
     "parse_arguments": "loose_json",
     "repair_loose_json": "loose_json",
@@ -181,6 +189,7 @@ if TYPE_CHECKING:
     from .estimate import CHARS_PER_TOKEN, estimate_tokens, estimated_usage
     from .held_text import HeldText
     from .hookspecs import hookspec
+    from .http_pool import HTTPOptions, http_limits, http_options
     from .loose_json import parse_arguments, repair_loose_json
     from .options import read_options
     from .plugins import find_policies, hookimpl
