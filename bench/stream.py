@@ -183,11 +183,13 @@ async def _make_async_client() -> Any:
     return httpx2.AsyncClient(timeout=60)
 
 
-def modelplug_client(url: str) -> Any:
-    """The user's client: every installed plugin enabled, the bench server as a provider."""
+def modelplug_client(url: str, *, alone: bool = False) -> Any:
+    """The user's client: every installed plugin enabled, the bench server as a provider.
+    ``alone``: only the openai-compat plugin (a reference, not the user's path)."""
     from modelplug import Client
 
     return Client(
+        enable=["modelplug-openai-compat"] if alone else None,
         config={"providers": {"bench": {"type": "openai-compatible", "base_url": url + "/v1"}}},
         environ={},
     )
