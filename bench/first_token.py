@@ -5,8 +5,9 @@ modelplug (the plain ``Client()``, every plugin installed), the openai SDK and l
     python bench/first_token.py [--runs 7] [--peers-python PATH]
 
 The server (bench/stream.py's, in its own process) streams a short Chat Completions
-answer. Each case runs ``--runs`` times as a fresh process, the cases alternating round
-by round; the median (and range) of the in-process time from before the first import
+answer. Each case runs ``--runs`` times as a fresh process (after one uncounted run that
+writes the bytecode, as an installed package has it), the cases alternating round by
+round; the median (and range) of the in-process time from before the first import
 to the first text is printed, with peak RSS, and the ratios from the same run.
 modelplug reads its provider from a settings file (``[providers.bench]``, an
 openai-compatible server), as a user's program would. litellm runs with
@@ -107,8 +108,10 @@ def main() -> int:
                 "MODELPLUG_CONFIG": str(config),
                 "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             }
+            # Compiled bytecode, as an installed package has it (see bench/startup.py).
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
             runs: dict[str, list[dict[str, float]]] = {name: [] for name in pythons}
-            for _ in range(args.runs):
+            for round_ in range(args.runs + 1):
                 for name, python in pythons.items():
                     body = f"URL = {url!r}\n" + CASES[name][1]
                     out = subprocess.run(
@@ -120,7 +123,8 @@ def main() -> int:
                     )
                     if out.returncode:
                         raise SystemExit(f"{name} failed:\n{out.stderr[-2000:]}")
-                    runs[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
+                    if round_:  # the first round only writes the bytecode
+                        runs[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
     finally:
         process.kill()
         process.wait()

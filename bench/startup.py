@@ -7,7 +7,10 @@ time retrying a download of its price map).
     python bench/startup.py [--runs 7] [--peers-python PATH] [--instructions]
 
 Each case runs ``--runs`` times as a separate cold process, the cases alternating round
-by round so that a busy machine slows them all alike; the median is printed. Time is
+by round so that a busy machine slows them all alike; the median is printed. One
+uncounted run per case comes first, with bytecode writing on, so that every case reads
+compiled bytecode as an installed package does (without it, an environment with
+PYTHONDONTWRITEBYTECODE compiles pydantic or litellm from source on every start). Time is
 measured inside the process, from before the first import to after the last call; peak
 RSS is the process's maximum resident set. The routes must carry their context windows
 (checked), and the process must not have imported genai-prices, pydantic, httpx2,
@@ -126,6 +129,13 @@ def main() -> int:
     runs: dict[str, list[dict[str, object]]] = {name: [] for name in pythons}
     with tempfile.TemporaryDirectory() as home:
         base = {**os.environ, "MODELPLUG_CONFIG": os.path.join(home, "none.toml")}
+        # A user's installation has its bytecode compiled (pip and uv write it, or the
+        # first run does): one uncounted run per case writes it, which an environment
+        # with PYTHONDONTWRITEBYTECODE set would never do.
+        base.pop("PYTHONDONTWRITEBYTECODE", None)
+        for name, python in pythons.items():
+            _, body, extra = CASES[name]
+            run_once(python, body, {**base, **extra}, home)
         for _ in range(args.runs):
             for name, python in pythons.items():
                 _, body, extra = CASES[name]
