@@ -1,26 +1,27 @@
-"""Streaming throughput: modelplug's OpenAI-compatible adapter against a raw httpx2 loop
-and peer libraries, and its Ollama adapter (NDJSON) against a raw httpx2 NDJSON loop,
-all reading loopback servers in one run.
+"""Streaming cost on the user's path: a plain ``Client()`` with every plugin of the
+repository installed and enabled (the fallback policy wrapping every stream, prices,
+textcalls, anthropic, openai-compat) against a raw httpx2 loop and the openai SDK, all
+reading the same loopback server in one run.
 
-    python bench/stream.py [--events 50000] [--repeat 3]
+    python bench/stream.py [--events 20000 50000] [--repeat 7] [--peers-python PATH]
 
 A loopback server streams N Chat Completions chunks (one text delta each) plus a usage
 chunk and [DONE], in large writes, so the cost measured is the client's, not the
 network's; the server runs in its own process. Time is this process's CPU time
-(``time.process_time``): on a shared machine it is far steadier than wall time, and
-the client's work is what is being compared. Printed: microseconds per event for each
-reader and the ratios the targets
-are stated in (lower is better for modelplug):
+(``time.process_time``): on a shared machine it is far steadier than wall time, and the
+client's work is what is being compared. For each size the readers run ``--repeat``
+rounds, alternating, and each reader's median is kept. Printed: microseconds per event
+and the ratios the targets are stated in, from this run:
 
-- modelplug sync  / raw sync httpx2 loop   (target <= 1.5x)
-- modelplug async / raw async httpx2 loop  (target <= 1.25x)
-- modelplug ollama async / raw async httpx2 NDJSON loop  (target <= 1.25x)
-- openai SDK      / modelplug              (target >= 5x)
-- litellm         / modelplug              (when installed)
+- modelplug async / raw async httpx2 loop  (target <= 1.15x)
+- modelplug sync  / raw sync httpx2 loop   (target <= 1.3x)
+- modelplug per event at the largest size / at the smallest (linear: about 1.0x)
+- openai SDK      / modelplug              (target >= 10x)
+- litellm         / modelplug              (when installed here or in --peers-python)
 
 The raw loops are the honest minimum: read bytes, decode, split lines, one json.loads
-per event, touch the delta. A second server streams the same number of Ollama
-``/api/chat`` lines (one text line each, then the final ``done: true`` line).
+per event, touch the delta. ``python bench/stream_instructions.py`` counts the same
+readers in instructions (callgrind), which a busy machine does not disturb.
 """
 
 from __future__ import annotations
@@ -30,15 +31,19 @@ import asyncio
 import codecs
 import gc
 import json
+import os
 import socket
+import statistics
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 MODEL = "bench-model"
+PEERS = Path(__file__).resolve().parent / ".peers" / "bin" / "python"
 
 
 # ------------------------------------------------------------------ the loopback server
@@ -76,39 +81,11 @@ def make_body(events: int) -> bytes:
     return b"".join(parts)
 
 
-def make_ndjson_body(events: int) -> bytes:
-    parts = []
-    for i in range(events):
-        line = {
-            "model": MODEL,
-            "created_at": "2025-12-01T08:00:00.000000Z",
-            "message": {"role": "assistant", "content": f" w{i % 97}"},
-            "done": False,
-        }
-        parts.append(json.dumps(line, separators=(",", ":")).encode() + b"\n")
-    final = {
-        "model": MODEL,
-        "created_at": "2025-12-01T08:00:01.000000Z",
-        "message": {"role": "assistant", "content": ""},
-        "done_reason": "stop",
-        "done": True,
-        "total_duration": 1_000_000_000,
-        "load_duration": 1_000_000,
-        "prompt_eval_count": 10,
-        "prompt_eval_duration": 10_000_000,
-        "eval_count": events,
-        "eval_duration": 900_000_000,
-    }
-    parts.append(json.dumps(final, separators=(",", ":")).encode() + b"\n")
-    return b"".join(parts)
-
-
 class Server:
-    """HTTP/1.1 keep-alive server answering every POST with the same body."""
+    """HTTP/1.1 keep-alive server answering every POST with the same SSE body."""
 
-    def __init__(self, body: bytes, content_type: bytes = b"text/event-stream") -> None:
+    def __init__(self, body: bytes) -> None:
         self.body = body
-        self.content_type = content_type
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
@@ -126,9 +103,9 @@ class Server:
 
     def _serve(self, conn: socket.socket) -> None:
         reader = conn.makefile("rb")
-        head = b"HTTP/1.1 200 OK\r\ncontent-type: %s\r\ncontent-length: %d\r\n\r\n" % (
-            self.content_type,
-            len(self.body),
+        head = (
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            b"content-length: %d\r\n\r\n" % len(self.body)
         )
         try:
             while True:
@@ -200,68 +177,20 @@ async def raw_async(http: Any, url: str) -> int:
     return count
 
 
-OLLAMA_REQUEST = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "stream": True}
-
-
-def raw_sync_ndjson(http: Any, url: str) -> int:
-    count = 0
-    loads = json.loads
-    with http.stream("POST", url + "/api/chat", json=OLLAMA_REQUEST) as response:
-        decode = codecs.getincrementaldecoder("utf-8")().decode
-        rest = ""
-        for chunk in response.iter_bytes():
-            lines = (rest + decode(chunk)).split("\n")
-            rest = lines.pop()
-            for line in lines:
-                if line and loads(line)["message"].get("content"):
-                    count += 1
-    return count
-
-
-async def raw_async_ndjson(http: Any, url: str) -> int:
-    count = 0
-    loads = json.loads
-    async with http.stream("POST", url + "/api/chat", json=OLLAMA_REQUEST) as response:
-        decode = codecs.getincrementaldecoder("utf-8")().decode
-        rest = ""
-        async for chunk in response.aiter_bytes():
-            lines = (rest + decode(chunk)).split("\n")
-            rest = lines.pop()
-            for line in lines:
-                if line and loads(line)["message"].get("content"):
-                    count += 1
-    return count
-
-
 async def _make_async_client() -> Any:
     import httpx2
 
     return httpx2.AsyncClient(timeout=60)
 
 
-def modelplug_client(url: str) -> Any:
+def modelplug_client(url: str, *, alone: bool = False) -> Any:
+    """The user's client: every installed plugin enabled, the bench server as a provider.
+    ``alone``: only the openai-compat plugin (a reference, not the user's path)."""
     from modelplug import Client
 
     return Client(
-        enable=["modelplug-openai-compat"],
-        entry_points=True,
+        enable=["modelplug-openai-compat"] if alone else None,
         config={"providers": {"bench": {"type": "openai-compatible", "base_url": url + "/v1"}}},
-        environ={},
-    )
-
-
-def modelplug_ollama_client(url: str) -> Any:
-    from modelplug import Client
-
-    return Client(
-        enable=["modelplug-ollama"],
-        entry_points=True,
-        # No /api/show before the first call: the bench server answers every POST with
-        # the stream.
-        config={
-            "providers": {"bench": {"type": "ollama", "base_url": url}},
-            "ollama": {"probe": False},
-        },
         environ={},
     )
 
@@ -331,10 +260,10 @@ def timed(events: int, run: Callable[[], int]) -> float:
     return elapsed / events * 1e6
 
 
-def start_server(events: int, kind: str = "sse") -> tuple[subprocess.Popen[str], str]:
+def start_server(events: int) -> tuple[subprocess.Popen[str], str]:
     """The server runs in its own process so it never competes for this one's GIL."""
     process = subprocess.Popen(
-        [sys.executable, __file__, "--serve", kind, "--events", str(events)],
+        [sys.executable, __file__, "--serve", "--events", str(events)],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -348,30 +277,72 @@ def start_server(events: int, kind: str = "sse") -> tuple[subprocess.Popen[str],
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=50_000)
+    parser.add_argument("--events", type=int, nargs="+", default=[20_000, 50_000])
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--serve", choices=["sse", "ndjson"], help=argparse.SUPPRESS)
+    parser.add_argument("--peers-python", default=str(PEERS) if PEERS.exists() else None)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--peer", help=argparse.SUPPRESS)
+    parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    n, repeat = args.events, args.repeat
-    if args.serve == "sse":
-        server = Server(make_body(n))
-    elif args.serve == "ndjson":
-        server = Server(make_ndjson_body(n), b"application/x-ndjson")
     if args.serve:
+        server = Server(make_body(args.events[0]))
         print(server.url, flush=True)
         threading.Event().wait()
         return 0
-    process, url = start_server(n)
-    ndjson_process, ndjson_url = start_server(n, "ndjson")
-    try:
-        return report(n, repeat, url, ndjson_url)
-    finally:
-        for running in (process, ndjson_process):
-            running.kill()
-            running.wait()
+    if args.peer:
+        # One peer reader in this (possibly other) interpreter: print its median.
+        run = {"openai": openai_sync, "litellm": litellm_sync}[args.peer]
+        n = args.events[0]
+        runs = [timed(n, lambda: run(args.url)) for _ in range(args.repeat)]
+        print(json.dumps(statistics.median(runs)))
+        return 0
+    if args.repeat < 5:
+        print("note: fewer than 5 rounds; the targets are stated for medians of >= 5")
+    per_size: dict[int, dict[str, float]] = {}
+    for n in args.events:
+        process, url = start_server(n)
+        try:
+            per_size[n] = measure(n, args.repeat, url, args.peers_python)
+        finally:
+            process.kill()
+            process.wait()
+        show(n, args.repeat, per_size[n])
+    return summary(per_size)
 
 
-def report(n: int, repeat: int, url: str, ndjson_url: str) -> int:
+def peer(name: str, n: int, url: str, python: str | None, repeat: int) -> float | None:
+    """A peer's median in its own process (litellm needs the old httpx: peers venv)."""
+    for candidate in (sys.executable, python):
+        if candidate is None:
+            continue
+        probe = f"import importlib.util as u, sys; sys.exit(u.find_spec({name!r}) is None)"
+        if subprocess.run([candidate, "-c", probe], capture_output=True).returncode:
+            continue
+        out = subprocess.run(
+            [
+                candidate,
+                __file__,
+                "--peer",
+                name,
+                "--url",
+                url,
+                "--events",
+                str(n),
+                "--repeat",
+                str(repeat),
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        )
+        if out.returncode == 0:
+            return float(out.stdout.strip().splitlines()[-1])
+        print(f"  {name}: failed: {out.stderr.strip().splitlines()[-1:]}")
+        return None
+    return None
+
+
+def measure(n: int, repeat: int, url: str, peers_python: str | None) -> dict[str, float]:
     import httpx2
 
     # Every reader keeps its HTTP client (and pool) across rounds, as an application
@@ -381,76 +352,64 @@ def report(n: int, repeat: int, url: str, ndjson_url: str) -> int:
     raw_async_http = loop.run_until_complete(_make_async_client())
     sync_client = modelplug_client(url)
     async_client = modelplug_client(url)
-    ollama_sync_client = modelplug_ollama_client(ndjson_url)
-    ollama_async_client = modelplug_ollama_client(ndjson_url)
     readers: dict[str, Callable[[], int]] = {
         "raw sync httpx2": lambda: raw_sync(raw_sync_http, url),
         "raw async httpx2": lambda: loop.run_until_complete(raw_async(raw_async_http, url)),
         "modelplug sync": lambda: modelplug_sync(sync_client),
         "modelplug async": lambda: loop.run_until_complete(modelplug_async(async_client)),
-        "raw sync NDJSON": lambda: raw_sync_ndjson(raw_sync_http, ndjson_url),
-        "raw async NDJSON": lambda: loop.run_until_complete(
-            raw_async_ndjson(raw_async_http, ndjson_url)
-        ),
-        "ollama sync": lambda: modelplug_sync(ollama_sync_client),
-        "ollama async": lambda: loop.run_until_complete(modelplug_async(ollama_async_client)),
     }
-    # Rounds interleave the readers so that noise from other processes spreads over
-    # all of them; each reader's best round is kept.
-    results = dict.fromkeys(readers, float("inf"))
+    # One warm-up call each (imports, pools), then rounds that interleave the readers
+    # so that noise from other processes spreads over all of them; medians are kept.
+    for run in readers.values():
+        run()
+    runs: dict[str, list[float]] = {name: [] for name in readers}
     for _ in range(repeat):
         for name, run in readers.items():
-            results[name] = min(results[name], timed(n, run))
+            runs[name].append(timed(n, run))
     sync_client.close()
-    ollama_sync_client.close()
     loop.run_until_complete(async_client.aclose())
-    loop.run_until_complete(ollama_async_client.aclose())
     loop.run_until_complete(raw_async_http.aclose())
     loop.close()
     raw_sync_http.close()
-    results["openai SDK (sync)"] = min(timed(n, lambda: openai_sync(url)) for _ in range(2))
-    litellm_note = None
-    try:
-        import litellm  # noqa: F401
-    except ImportError:
-        litellm_note = "litellm: not installed, skipped"
-    else:
-        results["litellm (sync)"] = timed(n, lambda: litellm_sync(url))
+    results = {name: statistics.median(values) for name, values in runs.items()}
+    for name, label in (("openai", "openai SDK (sync)"), ("litellm", "litellm (sync)")):
+        micros = peer(name, n, url, peers_python, 3 if name == "openai" else 1)
+        if micros is not None:
+            results[label] = micros
+    return results
 
-    print(f"{n:,} chat chunks over loopback, best of {repeat} interleaved rounds")
+
+def show(n: int, repeat: int, results: dict[str, float]) -> None:
+    print(
+        f"{n:,} chat chunks over loopback, median of {repeat} alternating rounds"
+        " (openai SDK: 3, litellm: 1)"
+    )
     for name, micros in results.items():
         print(f"  {name:<20} {micros:7.2f} us/event")
     mp_sync, mp_async = results["modelplug sync"], results["modelplug async"]
-    print("ratios (targets in brackets):")
-    sync_ratio = mp_sync / results["raw sync httpx2"]
-    async_ratio = mp_async / results["raw async httpx2"]
-    sdk_ratio = results["openai SDK (sync)"] / mp_sync
-    print(
-        f"  modelplug sync  / raw sync   {sync_ratio:5.2f}x  [<= 1.5x]"
-        f"  {'ok' if sync_ratio <= 1.5 else 'MISSED'}"
-    )
-    print(
-        f"  modelplug async / raw async  {async_ratio:5.2f}x  [<= 1.25x]"
-        f"  {'ok' if async_ratio <= 1.25 else 'MISSED'}"
-    )
-    print(
-        f"  openai SDK      / modelplug  {sdk_ratio:5.2f}x  [>= 5x]"
-        f"  {'ok' if sdk_ratio >= 5 else 'MISSED'}"
-    )
-    ollama_sync = results["ollama sync"] / results["raw sync NDJSON"]
-    ollama_async = results["ollama async"] / results["raw async NDJSON"]
-    print(
-        f"  ollama sync     / raw sync NDJSON   {ollama_sync:5.2f}x  [<= 1.5x]"
-        f"  {'ok' if ollama_sync <= 1.5 else 'MISSED'}"
-    )
-    print(
-        f"  ollama async    / raw async NDJSON  {ollama_async:5.2f}x  [<= 1.25x]"
-        f"  {'ok' if ollama_async <= 1.25 else 'MISSED'}"
-    )
+    checks = [
+        ("modelplug async / raw async", mp_async / results["raw async httpx2"], 1.15, "<="),
+        ("modelplug sync  / raw sync ", mp_sync / results["raw sync httpx2"], 1.3, "<="),
+    ]
+    if "openai SDK (sync)" in results:
+        checks.append(
+            ("openai SDK      / modelplug", results["openai SDK (sync)"] / mp_sync, 10, ">=")
+        )
+    for label, ratio, target, sense in checks:
+        met = ratio <= target if sense == "<=" else ratio >= target
+        print(f"  {label}  {ratio:5.2f}x  [{sense} {target}x]  {'ok' if met else 'MISSED'}")
     if "litellm (sync)" in results:
         print(f"  litellm         / modelplug  {results['litellm (sync)'] / mp_sync:5.2f}x")
-    if litellm_note:
-        print(f"  {litellm_note}")
+    print()
+
+
+def summary(per_size: dict[int, dict[str, float]]) -> int:
+    if len(per_size) < 2:
+        return 0
+    small, large = min(per_size), max(per_size)
+    print(f"linearity: us/event at {large:,} / at {small:,} (1.0 = linear)")
+    for name in ("raw sync httpx2", "raw async httpx2", "modelplug sync", "modelplug async"):
+        print(f"  {name:<20} {per_size[large][name] / per_size[small][name]:5.2f}x")
     return 0
 
 

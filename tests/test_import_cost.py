@@ -49,6 +49,25 @@ def test_client_and_resolve_with_every_plugin_load_no_heavy_module(tmp_path: Pat
     assert "pydantic" not in modules
 
 
+def test_resolving_real_models_with_every_plugin_loads_no_heavy_module(tmp_path: Path) -> None:
+    # The user's path: hosted, local and routed models, their windows from the prices
+    # plugin's compact index (genai-prices, pydantic and httpx2 stay unloaded).
+    modules = imported_after(
+        "import modelplug\nc = modelplug.Client()\n"
+        "a = c.resolve('anthropic/claude-sonnet-4-5')\n"
+        "o = c.resolve('ollama/qwen3:8b')\n"
+        "r = c.resolve('openrouter/qwen/qwen3-coder')\n"
+        "assert a.info.context_window == 200_000, a.info\n"
+        "assert a.info.max_output_tokens == 64_000, a.info\n"
+        "assert r.info.context_window == 262_144, r.info\n"
+        "assert o.info.context_window is not None, o.info",
+        tmp_path,
+    )
+    assert heavy(modules) == []
+    assert sorted(m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core")) == []
+    assert "asyncio" not in modules
+
+
 def test_route_records_from_the_package_load_no_pydantic(tmp_path: Path) -> None:
     modules = imported_after("from modelplug import Route, Endpoint, ModelInfo, Price", tmp_path)
     assert "pydantic" not in modules

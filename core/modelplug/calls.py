@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from .errors import ErrorClass, ModelError, ModelplugError, RequestError, describe_error
+from .http_pool import OpenStreams, http_options, pool_notice
 from .redact import clean_exception, redact, redact_data
 from .types import (
     Done,
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 __all__ = ["clean_error", "coerce_request", "dispatch", "guarded_stream"]
 
 log = logging.getLogger("modelplug")
+# The Client.async_http key of each loop's open-stream count.
+OPEN_STREAMS = "modelplug.open-streams"
 
 
 def coerce_request(request: RequestLike | None, fields: Mapping[str, Any]) -> Request:
@@ -65,6 +68,13 @@ async def guarded_stream(
     else:
         route = client.resolve(spec)
         stream = client.open_stream(route, req)
+    # Streams open on this client and loop: at [http] max_connections, say so first
+    # rather than wait for a connection in silence (see modelplug.http_pool).
+    streams = client.async_http(
+        OPEN_STREAMS, lambda: OpenStreams(http_options(client.settings).max_connections)
+    )
+    notice = pool_notice(streams.count, streams.limit)
+    streams.count += 1
     # The guard lives inline (not in a nested generator): one async-generator layer
     # less per event on the hot path. It keeps what was shown (for a partial
     # Response), prices the Done, redacts notices and turns failures into ModelError.
@@ -75,6 +85,8 @@ async def guarded_stream(
     # would chain the raw exception being handled as its __context__.
     failure: ModelplugError | None = None
     try:
+        if notice is not None:
+            yield notice
         async for event in stream:
             kind = type(event)
             if kind is TextDelta:
@@ -115,6 +127,7 @@ async def guarded_stream(
         failure.__cause__ = exc
         failure.__suppress_context__ = True
     finally:
+        streams.count -= 1
         # Close the provider's stream now, not at garbage collection: an abort must
         # reach it while its HTTP client is still open (to cancel a batch, say).
         aclose = getattr(stream, "aclose", None)

@@ -183,6 +183,7 @@ class Client:
     def _warn_unknown_sections(self) -> None:
         known = {p.name for p in self.host.infos}
         known |= {normalize_plugin_name(p.name) for p in self.host.infos}
+        known.add("http")  # core's own [http] table (modelplug.http_pool)
         for section in self.settings.options:
             if section not in known:
                 warn(

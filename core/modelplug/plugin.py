@@ -23,6 +23,8 @@ Errors
     :func:`retry_after_from_headers`, :func:`retry_after_of`, :func:`parse_retry_after`.
 
 Streams
+    :func:`http_limits` (the ``[http]`` pool size for a shared httpx2 client, see
+    :mod:`modelplug.http_pool`; :func:`http_options`, :class:`HTTPOptions`),
     :class:`SSEFramer` (bytes to whole server-sent events), :class:`NDJSONFramer` (bytes
     to whole lines of newline-delimited JSON), :class:`HeldText` (tool calls
     written as text), :func:`parse_arguments` and :func:`repair_loose_json` (the one
@@ -61,6 +63,7 @@ __all__ = [
     "Endpoint",
     "ErrorClass",
     "ErrorKind",
+    "HTTPOptions",
     "HeldText",
     "MissingKeyError",
     "ModelError",
@@ -91,6 +94,8 @@ __all__ = [
     "find_policies",
     "hookimpl",
     "hookspec",
+    "http_limits",
+    "http_options",
     "inline_refs",
     "is_loopback_url",
     "is_replayable",
@@ -150,6 +155,9 @@ _WHERE = {
     "parse_retry_after": "builtin.classify",
     "SSEFramer": "sse",
     "NDJSONFramer": "ndjson",
+    "HTTPOptions": "http_pool",
+    "http_limits": "http_pool",
+    "http_options": "http_pool",
     "HeldText": "held_text",
     "parse_arguments": "loose_json",
     "repair_loose_json": "loose_json",
@@ -212,6 +220,7 @@ if TYPE_CHECKING:
     from .estimate import CHARS_PER_TOKEN, estimate_tokens, estimated_usage
     from .held_text import HeldText
     from .hookspecs import hookspec
+    from .http_pool import HTTPOptions, http_limits, http_options
     from .loose_json import parse_arguments, repair_loose_json
     from .ndjson import NDJSONFramer
     from .options import read_options

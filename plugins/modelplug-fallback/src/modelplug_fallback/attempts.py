@@ -158,6 +158,13 @@ class Attempts:
                                 current.name, self.retries, self.options.retries
                             )
                             waited = False
+                        if type(event) is TextDelta:
+                            # The hot path, by identity: isinstance on a pydantic class
+                            # costs ~0.1 us, three of them a third of this layer.
+                            produced = True
+                            text.append(event.text)
+                            yield event
+                            continue
                         if isinstance(event, Done):
                             if self.tried_cooling:  # a cooling model answered: it is back
                                 await _settled(self.store.clear(current.name))

@@ -82,9 +82,12 @@ def shared_http(client: Client) -> tuple[httpx2.AsyncClient, Options]:
 
     def make() -> _SharedHTTP:
         import httpx2
+        from modelplug.plugin import http_limits
 
         options = options_of(client)
-        http = httpx2.AsyncClient(timeout=timeout_of(options), follow_redirects=False)
+        http = httpx2.AsyncClient(
+            timeout=timeout_of(options), follow_redirects=False, limits=http_limits(client.settings)
+        )
         return _SharedHTTP(http, options)
 
     shared = client.async_http(HTTP_KEY, make)

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from modelplug.plugin import ModelInfo, Route, Settings
 
-from .table import find
+from .index import find_window
 
 __all__ = ["LOCAL_DEFAULT_WINDOW", "WINDOWS", "Window", "lookup", "model_info", "normalize"]
 
@@ -117,9 +117,11 @@ def model_info(route: Route, settings: Settings) -> ModelInfo:
     own = lookup(route.model)
     window, max_output = own[1] if own else (None, None)
     if not route.endpoint.local:
-        found = find(route.provider, route.model)
-        if found is not None and found.model.context_window:
-            window = found.model.context_window
+        # From the compact index when it matches the installed genai-prices: resolving
+        # a route never imports genai-prices (see modelplug_prices.index).
+        found = find_window(route.provider, route.model)
+        if found is not None and found.context_window:
+            window = found.context_window
     user = settings.model_settings(route.provider, route.model)
     if route.info.context_window is not None or (user and user.context_window is not None):
         return ModelInfo(context_window=window, max_output_tokens=max_output)

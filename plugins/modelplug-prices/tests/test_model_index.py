@@ -1,0 +1,119 @@
+"""The compact model index answers exactly as genai-prices does, is what the build
+script writes for the installed genai-prices, and steps aside when it cannot know."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from genai_prices.data_snapshot import get_snapshot, set_custom_snapshot
+from modelplug_prices import build_index, index
+from modelplug_prices.index import Answer, find_window, lookup
+from modelplug_prices.table import PROVIDER_IDS, find
+
+SUFFIXES = ("", "-20250929", "-2025-09-29", "-latest", ":free", "-v1:0", "-preview", "x")
+
+
+def clause_texts(clause: dict[str, Any] | None) -> Iterator[str]:
+    """The literal strings in a clause: the spellings a user is likely to write."""
+    if clause is None:
+        return
+    ((kind, value),) = clause.items()
+    if kind in ("or", "and"):
+        for part in value:
+            yield from clause_texts(part)
+    elif kind != "regex":
+        yield value
+
+
+def refs_for(model: list[Any]) -> Iterator[str]:
+    texts = dict.fromkeys([model[0], *clause_texts(model[1])])
+    for text, suffix in itertools.product(texts, SUFFIXES):
+        yield text + suffix
+    yield model[0].upper()
+    yield f"vendor/{model[0]}"
+
+
+def genai_answer(ref: str, pid: str) -> Answer | None:
+    try:
+        provider, model = get_snapshot().find_provider_model(ref, None, pid, None)
+    except LookupError:
+        return None
+    return Answer(provider.id, model.id, model.context_window)
+
+
+def test_model_index_answers_every_model_as_genai_prices_does():
+    providers = index.load_index()["providers"]
+    checked = 0
+    for provider in providers:
+        for model in provider["models"]:
+            for ref in refs_for(model):
+                assert lookup(ref, provider["id"]) == genai_answer(ref, provider["id"]), ref
+                checked += 1
+            # Under other providers: OpenRouter's vendor/ ids, litellm's provider/ ids.
+            for pid in ("openrouter", "litellm"):
+                ref = f"{provider['id']}/{model[0]}"
+                assert lookup(ref, pid) == genai_answer(ref, pid), (ref, pid)
+    assert checked > 10_000
+
+
+def test_model_index_provider_names_match_as_genai_prices_does():
+    names = [*PROVIDER_IDS.values(), *PROVIDER_IDS, "X-AI", " anthropic ", "nobody", "litellm"]
+    refs = ["claude-sonnet-4-5", "gpt-4o", "anthropic/claude-sonnet-4-5", "qwen/qwen3-coder"]
+    for name, ref in itertools.product(names, refs):
+        assert lookup(ref, name) == genai_answer(ref, name), (ref, name)
+
+
+def test_model_index_file_is_what_the_build_script_writes():
+    # Fails after a genai-prices upgrade: run `python -m modelplug_prices.build_index`.
+    assert build_index.main(["--check"]) == 0
+
+
+def test_model_index_find_window_equals_table_find_for_routes():
+    routes = [
+        ("anthropic", "claude-sonnet-4-5"),
+        ("anthropic", "claude-sonnet-4-5-20250929"),
+        ("openrouter", "qwen/qwen3-coder"),
+        ("openrouter", "openai/gpt-4o"),
+        ("openai", "openai/gpt-4o"),
+        ("gemini", "gemini-2.5-pro"),
+        ("claude", "claude-opus-4-1"),
+        ("acme-cloud", "gpt-4o"),
+        ("openai", "no-such-model"),
+    ]
+    for provider, model in routes:
+        found = find(provider, model)
+        want = None if found is None else (found.model.id, found.model.context_window)
+        answer = find_window(provider, model)
+        assert (None if answer is None else (answer.model, answer.context_window)) == want
+
+
+def test_model_index_other_genai_prices_version_asks_genai_prices(monkeypatch):
+    monkeypatch.setattr(index, "load_index", lambda: {"genai_prices_version": "0.0.0"})
+    index.index_matches_installed.cache_clear()
+    try:
+        assert index.index_matches_installed() is False
+        assert find_window("anthropic", "claude-sonnet-4-5") == Answer(
+            "anthropic", "claude-sonnet-4-5", 200_000
+        )
+    finally:
+        index.index_matches_installed.cache_clear()
+
+
+def test_model_index_custom_snapshot_asks_genai_prices():
+    # Live updates replace genai-prices' data: the index no longer describes it.
+    bundled = get_snapshot()
+    changed = type(bundled)(providers=bundled.providers[:1], from_auto_update=True)
+    set_custom_snapshot(changed)
+    try:
+        assert find_window("openai", "gpt-4o") is None  # only anthropic is left
+    finally:
+        set_custom_snapshot(None)
+    assert find_window("openai", "gpt-4o") == Answer("openai", "gpt-4o", 128_000)
+
+
+@pytest.mark.parametrize("kind", ["starts_with", "ends_with", "contains", "equals"])
+def test_model_index_clauses_ignore_case(kind):
+    assert index._matches({kind: "GPT"}, "gpt") is True
