@@ -30,7 +30,6 @@ from typing import Any
 
 __all__ = [
     "MIN_FRAGMENT",
-    "RedactingFilter",
     "clean_exception",
     "redact",
     "redact_data",
@@ -329,14 +328,4 @@ def _install_record_factory() -> None:
     logging.setLogRecordFactory(factory)
 
 
-class RedactingFilter(logging.Filter):
-    """A logging filter that masks secrets in a record's message and traceback."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if _secrets:
-            _clean_record(record)
-        return True
-
-
-logging.getLogger("modelplug").addFilter(RedactingFilter())
 _install_record_factory()
