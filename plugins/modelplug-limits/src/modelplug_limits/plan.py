@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from modelplug.plugin import estimate_tokens
@@ -267,7 +266,3 @@ def budget_error(
         own_model=budget.scope.startswith("model:"),
         route=route,
     )
-
-
-def as_decimal(value: int, measure: str) -> Decimal | int:
-    return from_nano(value) if measure == "spend" else value
