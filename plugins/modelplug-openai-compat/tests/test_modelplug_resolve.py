@@ -151,7 +151,9 @@ def test_modelplug_providers_lists_presets_and_user_providers(tmp_path):
         "llamacpp",
         "lmstudio",
         "ollama",
+        "ollama-openai",
         "openai",
+        "openai-chat",
         "openrouter",
     ]
 

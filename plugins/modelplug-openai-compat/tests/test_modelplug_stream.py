@@ -109,13 +109,13 @@ def test_modelplug_stream_ollama_whole_call_without_index(compat, wire_server):
     assert response.stop_reason == "tool_use"  # Ollama says "stop" after a call
 
 
-def test_modelplug_stream_openrouter_cost_in_credits(compat, wire_server):
+def test_modelplug_stream_openrouter_cost_in_us_dollars(compat, wire_server):
     wire_server.add_file(RECORDINGS / "openrouter_cost.sse")
     events, response = run(hosted(compat), "wire/qwen/qwen3-coder")
     assert deltas(events) == "Hi there"
     assert response.server_cost is not None
     assert response.server_cost.amount == Decimal("0.0000186")
-    assert response.server_cost.currency == "credits"
+    assert response.server_cost.currency == "USD"  # OpenRouter documents credits as USD
     assert response.server_cost.source == "openrouter usage.cost"
     assert response.cost == response.server_cost  # no price table knows the model
     assert response.metadata["provider"] == "Together"

@@ -5,51 +5,38 @@ httpx2 is imported here, on first use, never when the plugin module is imported.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from modelplug.errors import ConfigError
+from modelplug.plugin import read_options
 
 if TYPE_CHECKING:
     import httpx2
-    from modelplug.client import Client
-    from modelplug.routes import Route
+    from modelplug.plugin import Client, Route
 
 __all__ = ["Options", "options_of", "request_headers", "shared_http"]
 
 SECTION = "openai-compat"
 HTTP_KEY = "modelplug-openai-compat"
+POSITIVE = {"gt": 0}
 
 
 @dataclass(frozen=True)
 class Options:
     """``connect_timeout``: seconds to open a connection. ``read_timeout``: the longest
     silence between two reads of an answer before the call fails as transient (a local
-    server evaluating a long prompt may say nothing for minutes)."""
+    server evaluating a long prompt may say nothing for minutes). ``write_timeout``:
+    seconds to send the request."""
 
-    connect_timeout: float = 10.0
-    read_timeout: float = 300.0
-    write_timeout: float = 60.0
+    connect_timeout: float = field(default=10.0, metadata=POSITIVE)
+    read_timeout: float = field(default=300.0, metadata=POSITIVE)
+    write_timeout: float = field(default=60.0, metadata=POSITIVE)
 
 
 def options_of(client: Client) -> Options:
-    raw = client.settings.plugin_options(SECTION)
-    values: dict[str, float] = {}
-    for name in ("connect_timeout", "read_timeout", "write_timeout"):
-        if name in raw:
-            value = raw[name]
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise ConfigError(
-                    f"[{SECTION}] {name} must be a positive number of seconds, got {value!r}"
-                )
-            values[name] = float(value)
-    unknown = set(raw) - set(Options.__dataclass_fields__)
-    if unknown:
-        raise ConfigError(
-            f"[{SECTION}] unknown option(s) {', '.join(sorted(unknown))}; known: "
-            "connect_timeout, read_timeout, write_timeout"
-        )
-    return Options(**values)
+    """The ``[openai-compat]`` table (the kit's rules: a wrong value is a ConfigError
+    naming the key, an unknown key a warning)."""
+    return read_options(client.settings, SECTION, Options)
 
 
 def timeout_of(options: Options) -> httpx2.Timeout:

@@ -1,14 +1,14 @@
 """Ask a local server what it actually loaded: llama.cpp ``/props``, Ollama
 ``/api/show`` (and ``/api/ps`` for a running model), vLLM ``/v1/models``, LM Studio
-``/api/v0/models``. Chosen by the provider's name (a preset, or a user provider that
-replaces one)."""
+``/api/v0/models``. Chosen by the endpoint's server (``Endpoint.server``: a preset's
+own, or ``server = "..."`` in the user's ``[providers.NAME]``), never by the name."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
-from modelplug.errors import ErrorClass
+from modelplug.plugin import ErrorClass
 from modelplug.types import ModelInfo, Route
 
 from .errors import OpenAICompatError, StreamBrokenError, http_error, stream_broken, unreachable
@@ -16,7 +16,7 @@ from .http import request_headers, shared_http
 
 if TYPE_CHECKING:
     import httpx2
-    from modelplug.client import Client
+    from modelplug.plugin import Client
 
 __all__ = ["probe_for"]
 
@@ -199,7 +199,7 @@ PROBES = {
 
 
 def probe_for(route: Route, client: Client) -> Awaitable[ModelInfo] | None:
-    probe = PROBES.get(route.provider)
+    probe = PROBES.get(route.endpoint.server or "")
     if probe is None:
         return None
     return probe(client, route)
