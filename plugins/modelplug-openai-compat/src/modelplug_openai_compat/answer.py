@@ -12,7 +12,6 @@ from modelplug.types import (
     Event,
     Message,
     Notice,
-    Request,
     Response,
     Route,
     StopReason,
@@ -42,7 +41,6 @@ STOP_REASONS: dict[str, StopReason] = {
 
 def finish(
     route: Route,
-    request: Request,
     acc: Accumulator,
     sent: int,
     headers: Mapping[str, str],

@@ -5,8 +5,9 @@ The pieces, in the order a call meets them:
 - :func:`modelplug_openai_compat.transport.send` and ``check_answer``: the request,
   one resend on a dead keep-alive connection, error statuses and web pages.
 - The kit's :class:`SSEFramer` turns network chunks into whole events.
-- The fast path below takes the common event, a plain text delta: one JSON parse
-  (json's C scanner, called directly), a few dict lookups and the TextDelta.
+- The fast path in :func:`stream_chat` takes the common event, a plain text delta:
+  one JSON parse (json's C scanner, called directly), a few dict lookups and the
+  TextDelta.
 - :class:`EventReader` reads every other event (reasoning, content parts, tool calls,
   finish, usage, errors, ``[DONE]``) and the last event at the tail of the stream,
   through the :class:`~modelplug_openai_compat.accumulator.Accumulator`.
@@ -19,7 +20,7 @@ generator layer would cost a hop per event.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from modelplug.plugin import SSEFramer, redact
@@ -45,44 +46,12 @@ PLAIN_DELTA = frozenset({"role", "content"})
 class EventReader:
     """Reads one whole SSE event the slow way (the same for the tail of a stream)."""
 
-    __slots__ = ("acc", "done", "route", "scan", "text")
+    __slots__ = ("acc", "done", "route")
 
     def __init__(self, route: Route, acc: Accumulator) -> None:
         self.route = route
         self.acc = acc
-        self.text = acc.text
         self.done = False  # the server sent [DONE]
-        # One scanner per stream (its memo is not shared); typeshed does not declare
-        # it. Called directly, it skips json.loads' two regex matches and two frames.
-        self.scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-
-    def take(self, data: str) -> str | list[Event]:
-        """The fast path: the text of a plain text delta of the first choice (kept in
-        the answer's text), or the events of any other unnamed event, read in full.
-        Odd shapes fall through to the full reading, which is the one that judges."""
-        try:
-            obj, end = self.scan(data, 0)
-        except (StopIteration, ValueError):
-            return self.read("", data)  # "[DONE]", surrounding whitespace, broken JSON
-        if end != len(data):
-            return self.read("", data)
-        try:
-            if obj.keys() <= KNOWN_FIELDS and obj.get("usage") is None:
-                choice = obj["choices"][0]
-                delta = choice["delta"]
-                content = delta.get("content")
-                if (
-                    type(content) is str
-                    and content
-                    and choice.get("finish_reason") is None
-                    and not choice.get("index")
-                    and (len(delta) == 1 or delta.keys() <= PLAIN_DELTA)
-                ):
-                    self.text.append(content)
-                    return content
-        except (AttributeError, LookupError, TypeError):
-            pass
-        return self.read_value(obj, data)
 
     def read(self, name: str, data: str) -> list[Event]:
         """The events of one SSE event: ``name`` is its ``event:`` field ("" for none)."""
@@ -127,6 +96,19 @@ class EventReader:
         self.done = True
         return self.acc.event(event)
 
+    def end(self, sent: int, headers: Mapping[str, str]) -> list[Event]:
+        """The last events of a stream that ended: a stream without its end marker is
+        a transient error carrying what arrived."""
+        if not self.done and self.acc.finish_reason is None:
+            raise stream_broken(
+                self.route,
+                f"the stream from {self.route.provider} ended before the server said it "
+                "was done (no finish_reason and no [DONE])",
+                reason="the stream ended early",
+                partial=self.acc.partial(),
+            )
+        return finish(self.route, self.acc, sent, headers)
+
     def malformed(self, raw: str) -> StreamBrokenError:
         return stream_broken(
             self.route,
@@ -162,53 +144,70 @@ async def stream_chat(
         ),
         route,
     )
+    mode = route.info.text_tool_calls or "whole"
+    held = client.held_text(request.tools, mode) if request.tools and mode != "off" else None
+    acc = Accumulator(route, request, held)
+    reader = EventReader(route, acc)
+    read, read_value, text = reader.read, reader.read_value, acc.text
+    framer = SSEFramer()
+    feed = framer.feed
+    # One scanner per stream (its memo is not shared); typeshed does not declare it.
+    # Called directly, it skips json.loads' two regex matches and two Python frames.
+    scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+    known, plain = KNOWN_FIELDS, PLAIN_DELTA
+    fast = False  # opens after the first event (read in full), when no text is held
+    sniff = True
     try:
         await check_answer(response, route)
-        mode = route.info.text_tool_calls or "whole"
-        held = client.held_text(request.tools, mode) if request.tools and mode != "off" else None
-        acc = Accumulator(route, request, held)
-        reader = EventReader(route, acc)
-        try:
-            if response.headers.get("content-type", "").startswith("application/json"):
-                for event in reader.whole(await response.aread()):
-                    yield event
-            else:
-                framer = SSEFramer()
-                feed, take, read = framer.feed, reader.take, reader.read
-                fast = False  # opens after the first event (read in full)
-                sniff = True
-                async for chunk in response.aiter_bytes():
-                    if sniff:
-                        sniff = False
-                        if chunk.lstrip()[:1] == b"<":
-                            raise not_a_stream(route, "text/html")
-                    for name, data in feed(chunk):
-                        if fast and not name:
-                            got = take(data)
-                            if type(got) is str:
-                                yield TextDelta.of(got)
+        if response.headers.get("content-type", "").startswith("application/json"):
+            for event in reader.whole(await response.aread()):
+                yield event
+        else:
+            async for chunk in response.aiter_bytes():
+                if sniff:
+                    sniff = False
+                    if chunk.lstrip()[:1] == b"<":
+                        raise not_a_stream(route, "text/html")
+                for name, data in feed(chunk):
+                    if fast and not name:
+                        # The fast path: a plain text delta of the first choice costs
+                        # one parse and a few lookups. Anything else, odd shapes
+                        # included, is read in full below; that reading judges them.
+                        obj = None
+                        try:
+                            obj, end = scan(data, 0)
+                            choice = obj["choices"][0]
+                            delta = choice["delta"]
+                            content = delta.get("content")
+                            if (
+                                type(content) is str
+                                and content
+                                and end == len(data)
+                                and choice.get("finish_reason") is None
+                                and obj.keys() <= known
+                                and obj.get("usage") is None
+                                and (len(delta) == 1 or delta.keys() <= plain)
+                            ):
+                                text.append(content)
+                                yield TextDelta.of(content)
                                 continue
-                        else:
-                            got = read(name, data)
-                            fast = held is None
-                        for event in got:
-                            yield event
-                for name, data in framer.close():
-                    # A last event without its blank line.
-                    for event in read(name, data):
+                        except (StopIteration, ValueError, LookupError, TypeError, AttributeError):
+                            pass
+                        whole_json = obj is not None and end == len(data)
+                        events = read_value(obj, data) if whole_json else read(name, data)
+                    else:
+                        events = read(name, data)
+                        fast = held is None
+                    for event in events:
                         yield event
-        except (httpx2.TransportError, httpx2.DecodingError) as exc:
-            raise _dropped(exc, route, options, acc) from None
-        if not reader.done and acc.finish_reason is None:
-            raise stream_broken(
-                route,
-                f"the stream from {route.provider} ended before the server said it was done "
-                "(no finish_reason and no [DONE])",
-                reason="the stream ended early",
-                partial=acc.partial(),
-            )
-        for event in finish(route, request, acc, len(payload), response.headers):
+            for name, data in framer.close():
+                # A last event without its blank line.
+                for event in read(name, data):
+                    yield event
+        for event in reader.end(len(payload), response.headers):
             yield event
+    except (httpx2.TransportError, httpx2.DecodingError) as exc:
+        raise _dropped(exc, route, options, acc) from None
     finally:
         await response.aclose()
 
