@@ -464,8 +464,9 @@ class Usage(_Model):
 
 class Cost(_Model):
     """What a response cost, in ``currency`` (USD unless the source says otherwise;
-    OpenRouter's credits are US dollars, so its ``usage.cost`` is USD). ``source`` names the table or server and version it
-    came from. ``breakdown`` splits the amount per token kind when the source knows it.
+    OpenRouter's credits are US dollars, so its ``usage.cost`` is USD). ``source`` names
+    the table or server and version it came from. ``breakdown`` splits the amount per
+    token kind when the source knows it.
     """
 
     amount: Decimal

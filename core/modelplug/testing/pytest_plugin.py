@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from .fake import FakeModel
 from ..client import Client
+from .fake import FakeModel
 from .wire_server import WireServer
 
 MakeClient = Callable[..., Client]

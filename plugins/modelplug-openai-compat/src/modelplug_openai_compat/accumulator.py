@@ -117,7 +117,6 @@ class Accumulator:
         self.usage_raw: Any = None
         self.metadata: dict[str, Any] = {}
         self.malformed_calls: list[str] = []
-        self.other_choices = 0  # choices beyond the first that a server sent anyway
         self.first: Mapping[str, Any] | None = None
 
     # -- one chunk -----------------------------------------------------------------------
@@ -137,7 +136,6 @@ class Accumulator:
                 if _int(choice.get("index")) not in (None, 0):
                     # n > 1 is refused when the request is built; a server that sends
                     # other choices anyway never gets them mixed into this answer.
-                    self.other_choices += 1
                     continue
                 delta = choice.get("delta")
                 if isinstance(delta, Mapping):

@@ -62,8 +62,10 @@ def finish(
             events.append(TextDelta(text=rest))
     stop = _stop_reason(acc, calls)
     if acc.refusal and not text:
+        # The refusal is the answer: shown like text, so the screen matches the truth.
         text = "".join(acc.refusal)
         stop = "refusal"
+        events.append(TextDelta(text=text))
     content: list[Block] = []
     thinking = acc.thinking_block()
     if thinking is not None:
@@ -118,8 +120,6 @@ def _metadata(route: Route, acc: Accumulator, headers: Mapping[str, str]) -> dic
     limits = rate_limit_headers(headers)
     if limits:
         metadata["rate_limits"] = limits
-    if acc.other_choices:
-        metadata["ignored_choices"] = acc.other_choices
     return metadata
 
 

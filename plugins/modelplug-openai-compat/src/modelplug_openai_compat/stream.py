@@ -184,6 +184,7 @@ async def stream_chat(
                                 and content
                                 and end == len(data)
                                 and choice.get("finish_reason") is None
+                                and not choice.get("index")
                                 and obj.keys() <= known
                                 and obj.get("usage") is None
                                 and (len(delta) == 1 or delta.keys() <= plain)
