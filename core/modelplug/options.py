@@ -42,8 +42,7 @@ def read_options(settings: Settings, section: str, record: type[R], *, project: 
     unknown = sorted(k for k in raw if k not in known)
     if unknown:
         warn(
-            f"[{section}] has unknown option(s) {', '.join(unknown)}; "
-            f"known: {', '.join(known)}",
+            f"[{section}] has unknown option(s) {', '.join(unknown)}; known: {', '.join(known)}",
             stacklevel=2,
         )
     table: dict[str, Any] = {k: v for k, v in raw.items() if k in known}
