@@ -50,10 +50,7 @@ def test_modelplug_resolve_leaves_other_specs_alone() -> None:
 
     settings = load_settings(user_path="/nonexistent/config.toml", environ={}, use_project=False)
     for spec in ("ollama/qwen3", "gpt-4o", "anthropic/", "openrouter/anthropic/claude-opus-5"):
-        assert (
-            modelplug_anthropic.modelplug_resolve(spec=spec, settings=settings, provider_type=None)
-            is None
-        )
+        assert modelplug_anthropic.modelplug_resolve(spec=spec, settings=settings, provider_type=None) is None
 
 
 def test_modelplug_resolve_user_defined_provider(
