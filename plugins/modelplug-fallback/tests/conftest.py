@@ -10,12 +10,12 @@ import pytest
 from modelplug.client import Client
 from modelplug.plugins import hookimpl
 from modelplug.testing import FakeModel
+from modelplug.types import Provider
 from modelplug.types import (
     Done,
     Endpoint,
     Event,
     Message,
-    Provider,
     Request,
     Response,
     Route,
