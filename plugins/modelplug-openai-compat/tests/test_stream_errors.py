@@ -46,3 +46,16 @@ def test_an_error_field_that_is_not_json_is_still_an_error(compat, wire_server):
     error = failure(compat())
     assert "the slot was cancelled" in str(error)
     assert error.error_class.kind == "transient"
+
+
+def test_an_error_event_keeps_its_type(compat, wire_server):
+    wire_server.add_sse(
+        [
+            {"choices": [{"index": 0, "delta": {"content": "par"}}]},
+            {"error": {"type": "insufficient_quota", "message": "out of credit"}},
+        ]
+    )
+    error = failure(compat())
+    assert error.error_class.kind == "quota"
+    assert not error.error_class.retryable
+    assert error.partial is not None and error.partial.text == "par"

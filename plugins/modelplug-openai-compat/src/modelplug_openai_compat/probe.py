@@ -6,7 +6,7 @@ own, or ``server = "..."`` in the user's ``[providers.NAME]``), never by the nam
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from modelplug.plugin import ErrorClass
 from modelplug.types import ModelInfo, Route
@@ -145,7 +145,7 @@ async def probe_ollama(client: Client, route: Route) -> ModelInfo:
                 )
     capabilities = show.get("capabilities")
     tools = "tools" in capabilities if isinstance(capabilities, list) else None
-    thinking = None
+    thinking: Literal["optional", "never"] | None = None
     if isinstance(capabilities, list):
         thinking = "optional" if "thinking" in capabilities else "never"
     return ModelInfo(context_window=window, supports_tools=tools, thinking=thinking, notes=notes)
