@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug.client import Client
+from modelplug import Client
 from modelplug.testing import WireServer
 
 RECORDINGS = Path(__file__).parent / "recordings"

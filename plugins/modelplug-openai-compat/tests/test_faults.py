@@ -8,7 +8,7 @@ from email.utils import formatdate
 from pathlib import Path
 
 import pytest
-from modelplug.errors import ModelError
+from modelplug.plugin import ModelError
 from modelplug.testing import refused_url
 from modelplug.types import TextDelta
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from modelplug.errors import ModelError
+from modelplug.plugin import ModelError
 from modelplug.types import Notice, TextDelta, ThinkingDelta, ThinkingRequest
 
 
