@@ -31,8 +31,10 @@ def _never_answered(exc: Exception) -> bool:
 
     if isinstance(exc, httpx2.RemoteProtocolError):
         return NO_ANSWER in str(exc)
-    # A reset or a failed write on a connection the server had already closed.
-    return isinstance(exc, httpx2.ReadError | httpx2.WriteError)
+    # A write that failed on a connection the server had already closed: nothing of
+    # an answer can have been read yet. (A read error is not resent: it may come
+    # after part of an answer.)
+    return isinstance(exc, httpx2.WriteError)
 
 
 async def send(http: httpx2.AsyncClient, request: httpx2.Request, route: Route) -> httpx2.Response:
