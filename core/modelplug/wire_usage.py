@@ -40,7 +40,9 @@ def _details(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 def _usage(**counts: int) -> Usage:
     from .types import Usage
 
-    return Usage(**counts)
+    # Every key is a count field of Usage (typed loosely: Usage also has ``reported``).
+    values: dict[str, Any] = counts
+    return Usage(**values)
 
 
 def from_openai(raw: Any) -> Usage | None:
