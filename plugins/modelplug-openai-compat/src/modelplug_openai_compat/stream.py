@@ -173,6 +173,9 @@ async def stream_chat(
                         # The fast path: a plain text delta of the first choice costs
                         # one parse and a few lookups. Anything else, odd shapes
                         # included, is read in full below; that reading judges them.
+                        # A usage riding on a text delta (xAI sends a running one on
+                        # every chunk) is not read here: the last usage comes on the
+                        # finish chunk or a chunk of its own, which are read in full.
                         obj = None
                         try:
                             obj, end = scan(data, 0)
@@ -186,7 +189,6 @@ async def stream_chat(
                                 and choice.get("finish_reason") is None
                                 and not choice.get("index")
                                 and obj.keys() <= known
-                                and obj.get("usage") is None
                                 and (len(delta) == 1 or delta.keys() <= plain)
                             ):
                                 text.append(content)
