@@ -60,7 +60,18 @@ class SSEFramer:
             self._rest = piece + carry
             return []
         raws = piece.split("\n\n")
-        self._rest = raws.pop() + carry
+        rest = raws.pop()
+        self._rest = rest + carry
+        # The common chunk holds only single-line "data: " events: two newlines per
+        # event, and every event starts with "data: ". Counted over the whole chunk in
+        # C, that takes one slice per event instead of three tests.
+        framed = len(piece) - len(rest)
+        if (
+            piece.startswith("data: ")
+            and piece.count("\n", 0, framed) == 2 * len(raws)
+            and piece.count("\n\ndata: ", 0, framed) == len(raws) - 1
+        ):
+            return [("", raw[6:]) for raw in raws]
         out: list[tuple[str, str]] = []
         append = out.append
         for raw in raws:

@@ -118,12 +118,19 @@ class ThinkingBlock(_Model):
 
 
 class ToolUseBlock(_Model):
-    """A call the model asked for. ``input`` is the raw string when the JSON was broken."""
+    """A call the model asked for. ``input`` is the raw string when the JSON was broken.
+
+    ``wire`` keeps vendor fields of the call that have no neutral home (Gemini's
+    ``extra_content.google.thought_signature`` on an OpenAI-compatible endpoint), as
+    parsed JSON. The call itself goes to any model; its ``wire`` goes back unchanged
+    only to the model that produced it (the replay rule of :mod:`modelplug.replay`).
+    """
 
     type: Literal["tool_use"] = "tool_use"
     id: str = Field(default_factory=new_tool_use_id)
     name: str
     input: dict[str, Any] | str = Field(default_factory=dict)
+    wire: dict[str, Any] | None = None
 
 
 class ImageBlock(_Model):
@@ -512,9 +519,10 @@ class Usage(_Model):
 
 
 class Cost(_Model):
-    """What a response cost, in ``currency`` (USD unless the source says otherwise:
-    OpenRouter reports "credits"). ``source`` names the table or server and version it
-    came from. ``breakdown`` splits the amount per token kind when the source knows it.
+    """What a response cost, in ``currency`` (USD unless the source says otherwise;
+    OpenRouter's credits are US dollars, so its ``usage.cost`` is USD). ``source`` names
+    the table or server and version it came from. ``breakdown`` splits the amount per
+    token kind when the source knows it.
     """
 
     amount: Decimal

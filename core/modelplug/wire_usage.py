@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .types import Usage
 
-__all__ = ["from_anthropic", "from_gemini", "from_ollama", "from_openai", "from_responses"]
+__all__ = [
+    "from_anthropic",
+    "from_gemini",
+    "from_ollama",
+    "from_openai",
+    "from_responses",
+]
 
 
 def count(value: Any) -> int | None:
@@ -40,7 +46,18 @@ def _usage(**counts: Any) -> Usage:
 def from_openai(raw: Any) -> Usage | None:
     """Chat Completions ``usage``: ``prompt_tokens`` includes cached tokens
     (``prompt_tokens_details.cached_tokens``, and ``cache_write_tokens`` where a proxy
-    reports them); ``completion_tokens`` includes reasoning."""
+    reports them); ``completion_tokens`` includes reasoning.
+
+    Two variants are read by stated rules, keeping what the server reported:
+
+    - Reasoning outside ``completion_tokens`` (xAI): when ``total_tokens`` equals
+      prompt + completion + reasoning (not prompt + completion), or when the reasoning
+      count exceeds the completion count (it cannot be inside it), ``output`` is
+      completion + reasoning.
+    - Cache counts above ``prompt_tokens`` (a proxy that passes an uncached prompt
+      count through): ``prompt_tokens`` is then taken as the uncached input, so
+      ``input`` is ``prompt_tokens`` and the cache counts are kept as reported.
+    """
     if not isinstance(raw, Mapping):
         return None
     prompt = count(raw.get("prompt_tokens"))
@@ -50,18 +67,34 @@ def from_openai(raw: Any) -> Usage | None:
     details = _details(raw, "prompt_tokens_details")
     cached = count(details.get("cached_tokens") or 0)
     cache_write = count(details.get("cache_write_tokens") or 0)
-    if cached is None or cache_write is None or cached + cache_write > prompt:
+    if cached is None or cache_write is None:
         return None
-    reasoning = count(_details(raw, "completion_tokens_details").get("reasoning_tokens") or 0)
-    if reasoning is None or reasoning > completion:
-        reasoning = 0
+    # A reasoning count that is no count is left out rather than losing the usage.
+    reasoning = count(_details(raw, "completion_tokens_details").get("reasoning_tokens") or 0) or 0
+    uncached = prompt if cached + cache_write > prompt else prompt - cached - cache_write
+    output = (
+        completion + reasoning
+        if _reasoning_outside(raw, prompt, completion, reasoning)
+        else completion
+    )
     return _usage(
-        input=prompt - cached - cache_write,
-        output=completion,
+        input=uncached,
+        output=output,
         cache_read=cached,
         cache_write=cache_write,
         reasoning=reasoning,
     )
+
+
+def _reasoning_outside(
+    raw: Mapping[str, Any], prompt: int, completion: int, reasoning: int
+) -> bool:
+    if not reasoning:
+        return False
+    total = count(raw.get("total_tokens"))
+    if total is not None and total == prompt + completion + reasoning:
+        return True
+    return reasoning > completion and total != prompt + completion
 
 
 def from_anthropic(raw: Any) -> Usage | None:

@@ -39,6 +39,9 @@ class WireResponse:
     :param drop_after: reset the connection after sending this many chunks.
     :param stall: seconds to wait before sending the status line.
     :param path: serve only requests to this path (None: any path).
+    :param hang_up: read the request, then close the connection without sending a
+        byte (a keep-alive connection the server had already closed: the client sees
+        "Server disconnected without sending a response").
     """
 
     status: int = 200
@@ -47,6 +50,7 @@ class WireResponse:
     drop_after: int | None = None
     stall: float = 0.0
     path: str | None = None
+    hang_up: bool = False
 
 
 @dataclass
@@ -161,6 +165,11 @@ def _read_request(reader: Any) -> RecordedRequest | None:
 
 def _send(sock: socket.socket, response: WireResponse, stopping: threading.Event) -> bool:
     """Send one response; False when the connection must not be reused."""
+    if response.hang_up:
+        # shutdown, not only close: the handler's file object still holds the socket.
+        sock.shutdown(socket.SHUT_RDWR)
+        sock.close()
+        return False
     if response.stall and stopping.wait(response.stall):
         return False
     headers = {
@@ -251,9 +260,11 @@ class WireServer:
         delay: float = 0.0,
         path: str | None = None,
         content_type: str | None = None,
+        hang_up: bool = False,
     ) -> WireResponse:
         """Queue a response. ``body`` is one chunk (bytes or str) or a list of chunks;
-        ``delay`` waits before every chunk."""
+        ``delay`` waits before every chunk; ``hang_up`` closes the connection instead
+        of answering."""
         if isinstance(body, str):
             body = body.encode()
         chunks: list[Chunk] = [body] if isinstance(body, bytes) else [_bytes(c) for c in body]
@@ -262,7 +273,7 @@ class WireServer:
         all_headers = dict(headers or {})
         if content_type:
             all_headers["content-type"] = content_type
-        response = WireResponse(status, all_headers, chunks, drop_after, stall, path)
+        response = WireResponse(status, all_headers, chunks, drop_after, stall, path, hang_up)
         with self._lock:
             self._queue.append(response)
         return response

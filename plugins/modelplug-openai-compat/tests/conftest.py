@@ -7,15 +7,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug.client import Client
+from modelplug import Client
 from modelplug.testing import WireServer, calm_hypothesis
 
 RECORDINGS = Path(__file__).parent / "recordings"
 PLUGIN = "modelplug-openai-compat"
 
 
-def wire_config(server: WireServer, name: str = "wire", **provider: Any) -> dict[str, Any]:
-    entry = {"type": "openai-compatible", "base_url": server.url + "/v1", **provider}
+def wire_config(wire: WireServer, /, name: str = "wire", **provider: Any) -> dict[str, Any]:
+    entry = {"type": "openai-compatible", "base_url": wire.url + "/v1", **provider}
     return {"providers": {name: entry}}
 
 

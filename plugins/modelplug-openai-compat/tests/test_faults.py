@@ -8,7 +8,7 @@ from email.utils import formatdate
 from pathlib import Path
 
 import pytest
-from modelplug.errors import ModelError
+from modelplug.plugin import ModelError
 from modelplug.testing import refused_url
 from modelplug.types import TextDelta
 
@@ -195,3 +195,14 @@ def test_a_server_that_never_answers_times_out(compat, wire_server):
     assert time.monotonic() - started < 5
     assert error.kind == "transient" and error.partial is None
     wire_server.stopping.set()
+
+
+def test_a_redirect_is_an_error_naming_the_status_not_a_retry(compat, wire_server):
+    wire_server.add(
+        b"", status=307, headers={"location": "https://elsewhere.example/v1/chat/completions"}
+    )
+    with pytest.raises(ModelError) as caught:
+        compat().complete("wire/m", "hi")
+    assert caught.value.error_class.kind == "other"
+    assert not caught.value.error_class.retryable
+    assert "307" in str(caught.value)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import modelplug_openai_compat as plugin
-from modelplug.errors import ErrorClass
+from modelplug.plugin import ErrorClass
 from modelplug.types import Endpoint, Route
 from modelplug_openai_compat.errors import OpenAICompatError, http_error
 

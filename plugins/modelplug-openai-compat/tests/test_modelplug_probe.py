@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from modelplug.errors import ModelError
+from modelplug.plugin import ModelError
 
 
 def test_modelplug_probe_llamacpp_props(compat, wire_server):

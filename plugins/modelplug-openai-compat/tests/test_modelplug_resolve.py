@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import modelplug_openai_compat as plugin
 import pytest
-from modelplug.errors import ConfigError, UnknownProviderError
-from modelplug.settings import load_settings
+from modelplug import load_settings
+from modelplug.plugin import ConfigError, UnknownProviderError
 
 
 def settings_with(tmp_path, **config):
@@ -153,7 +153,9 @@ def test_modelplug_providers_lists_presets_and_user_providers(tmp_path):
         "llamacpp",
         "lmstudio",
         "ollama",
+        "ollama-openai",
         "openai",
+        "openai-chat",
         "openrouter",
     ]
 

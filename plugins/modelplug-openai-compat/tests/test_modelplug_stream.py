@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
 from decimal import Decimal
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from modelplug.testing import load_recording
 from modelplug.types import (
     Done,
-    Response,
     TextDelta,
     ThinkingBlock,
     ThinkingDelta,
@@ -109,13 +105,13 @@ def test_modelplug_stream_ollama_whole_call_without_index(compat, wire_server):
     assert response.stop_reason == "tool_use"  # Ollama says "stop" after a call
 
 
-def test_modelplug_stream_openrouter_cost_in_credits(compat, wire_server):
+def test_modelplug_stream_openrouter_cost_in_us_dollars(compat, wire_server):
     wire_server.add_file(RECORDINGS / "openrouter_cost.sse")
     events, response = run(hosted(compat), "wire/qwen/qwen3-coder")
     assert deltas(events) == "Hi there"
     assert response.server_cost is not None
     assert response.server_cost.amount == Decimal("0.0000186")
-    assert response.server_cost.currency == "credits"
+    assert response.server_cost.currency == "USD"  # OpenRouter documents credits as USD
     assert response.server_cost.source == "openrouter usage.cost"
     assert response.cost == response.server_cost  # no price table knows the model
     assert response.metadata["provider"] == "Together"
@@ -158,27 +154,3 @@ def test_modelplug_stream_crlf_line_endings(compat, wire_server):
     wire_server.add(data.replace(b"\n", b"\r\n"))
     _, response = run(compat(), "wire/m")
     assert response.text == "4" and response.usage.output == 16
-
-
-_clients: dict[int, object] = {}
-RECORDED = sorted(RECORDINGS.glob("*.sse"))
-
-
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(index=st.integers(0, len(RECORDED) - 1), cuts=st.lists(st.floats(0, 1), max_size=8))
-def test_modelplug_stream_same_response_at_any_split(compat, wire_server, index, cuts):
-    data = load_recording(RECORDED[index])
-    points = sorted({int(c * len(data)) for c in cuts} | {0, len(data)})
-    pieces = [data[a:b] for a, b in itertools.pairwise(points) if b > a]
-    # One client for every example of this run (the fixtures are shared by them).
-    client = _clients.get(id(wire_server)) or _clients.setdefault(id(wire_server), compat())
-    wire_server.add(data)
-    wire_server.add(pieces)
-    whole = client.complete("wire/m", "hi")
-    events = list(client.stream("wire/m", "hi"))
-    split = events[-1].response
-    assert isinstance(split, Response)
-    assert split == whole
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == whole.text

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from modelplug.errors import ConfigError
+from modelplug.plugin import ConfigError, ModelplugWarning
 from modelplug_openai_compat import http
 
 ANSWER = [{"choices": [{"delta": {"content": "ok"}, "finish_reason": "stop"}]}]
@@ -14,11 +14,8 @@ ANSWER = [{"choices": [{"delta": {"content": "ok"}, "finish_reason": "stop"}]}]
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        (
-            {"read_timeout": -1},
-            "[openai-compat] read_timeout must be a positive number of seconds, got -1",
-        ),
-        ({"retries": 3}, "[openai-compat] unknown option(s) retries"),
+        ({"read_timeout": -1}, "[openai-compat] read_timeout: must be greater than 0, got -1"),
+        ({"connect_timeout": "soon"}, "[openai-compat] connect_timeout: "),
     ],
 )
 def test_bad_options_raise_on_every_call_of_every_client(compat, wire_server, options, message):
@@ -28,6 +25,15 @@ def test_bad_options_raise_on_every_call_of_every_client(compat, wire_server, op
                 client.complete("wire/m", "hi")
             assert str(caught.value).startswith(message)
     assert wire_server.requests == []
+
+
+def test_an_unknown_option_is_a_warning_naming_the_known_ones(compat, wire_server):
+    wire_server.add_sse(ANSWER, done=True)
+    client = compat({"openai-compat": {"read_timeout": 30, "retries": 3}})
+    with pytest.warns(ModelplugWarning) as caught:
+        assert client.complete("wire/m", "hi").text == "ok"
+    assert "[openai-compat] has unknown option(s) retries" in str(caught[0].message)
+    assert "read_timeout" in str(caught[0].message)
 
 
 def test_options_are_read_once_per_client_and_used(compat, wire_server, monkeypatch):

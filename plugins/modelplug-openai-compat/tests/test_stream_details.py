@@ -1,50 +1,10 @@
-"""Details of reading a stream: usage rules, hidden thinking, refusals, odd shapes."""
+"""Details of reading a stream: invalid usage, hidden thinking, refusals, odd shapes."""
 
 from __future__ import annotations
 
 import pytest
-from modelplug.errors import ModelError
-from modelplug.types import Notice, TextDelta, ThinkingDelta, ThinkingRequest, Usage
-from modelplug_openai_compat.usage import estimate_usage, parse_usage
-
-
-@pytest.mark.parametrize(
-    ("raw", "expected"),
-    [
-        (
-            {
-                "prompt_tokens": 100,
-                "completion_tokens": 20,
-                "prompt_tokens_details": {"cached_tokens": 60},
-                "completion_tokens_details": {"reasoning_tokens": 5},
-            },
-            Usage(input=40, cache_read=60, output=20, reasoning=5),
-        ),
-        (
-            {"prompt_tokens": 10, "completion_tokens": 2, "prompt_tokens_details": None},
-            Usage(input=10, output=2),
-        ),
-        ({"prompt_tokens": 10}, None),
-        ({"prompt_tokens": -1, "completion_tokens": 2}, None),
-        ({"prompt_tokens": True, "completion_tokens": 2}, None),
-        ({"prompt_tokens": 1.5, "completion_tokens": 2}, None),
-        (
-            {
-                "prompt_tokens": 10,
-                "completion_tokens": 2,
-                "prompt_tokens_details": {"cached_tokens": 11},
-            },
-            None,
-        ),
-        (None, None),
-    ],
-)
-def test_parse_usage_validates(raw, expected):
-    assert parse_usage(raw) == expected
-
-
-def test_estimate_is_four_characters_per_token_and_flagged():
-    assert estimate_usage(9, 8) == Usage(input=3, output=2, reported=False)
+from modelplug.plugin import ModelError
+from modelplug.types import Notice, TextDelta, ThinkingDelta, ThinkingRequest
 
 
 def test_invalid_usage_on_the_wire_is_estimated(compat, wire_server):

@@ -13,10 +13,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from modelplug.builtin.classify import retry_after_from_headers
-from modelplug.errors import ErrorClass, ModelError
-from modelplug.errors import class_for_status as core_class_for_status
-from modelplug.plugin import redact_data
+from modelplug.plugin import (
+    ErrorClass,
+    ModelError,
+    redact_data,
+    retry_after_from_headers,
+)
+from modelplug.plugin import class_for_status as core_class_for_status
 from modelplug.types import Response, Route
 
 __all__ = [

@@ -5,10 +5,10 @@ httpx2 is imported here, on first use, never when the plugin module is imported.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from modelplug.errors import ConfigError
+from modelplug.plugin import read_options
 
 if TYPE_CHECKING:
     import httpx2
@@ -18,37 +18,25 @@ __all__ = ["Options", "options_of", "request_headers", "shared_http"]
 
 SECTION = "openai-compat"
 HTTP_KEY = "modelplug-openai-compat"
+POSITIVE = {"gt": 0}
 
 
 @dataclass(frozen=True)
 class Options:
     """``connect_timeout``: seconds to open a connection. ``read_timeout``: the longest
     silence between two reads of an answer before the call fails as transient (a local
-    server evaluating a long prompt may say nothing for minutes)."""
+    server evaluating a long prompt may say nothing for minutes). ``write_timeout``:
+    seconds to send the request."""
 
-    connect_timeout: float = 10.0
-    read_timeout: float = 300.0
-    write_timeout: float = 60.0
+    connect_timeout: float = field(default=10.0, metadata=POSITIVE)
+    read_timeout: float = field(default=300.0, metadata=POSITIVE)
+    write_timeout: float = field(default=60.0, metadata=POSITIVE)
 
 
 def options_of(client: Client) -> Options:
-    raw = client.settings.plugin_options(SECTION)
-    values: dict[str, float] = {}
-    for name in ("connect_timeout", "read_timeout", "write_timeout"):
-        if name in raw:
-            value = raw[name]
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise ConfigError(
-                    f"[{SECTION}] {name} must be a positive number of seconds, got {value!r}"
-                )
-            values[name] = float(value)
-    unknown = set(raw) - set(Options.__dataclass_fields__)
-    if unknown:
-        raise ConfigError(
-            f"[{SECTION}] unknown option(s) {', '.join(sorted(unknown))}; known: "
-            "connect_timeout, read_timeout, write_timeout"
-        )
-    return Options(**values)
+    """The ``[openai-compat]`` table (the kit's rules: a wrong value is a ConfigError
+    naming the key, an unknown key a warning)."""
+    return read_options(client.settings, SECTION, Options)
 
 
 def timeout_of(options: Options) -> httpx2.Timeout:
@@ -95,18 +83,13 @@ def shared_http(client: Client) -> tuple[httpx2.AsyncClient, Options]:
 
 
 def request_headers(
-    route: Route,
-    key: str | None,
-    accept: str = "text/event-stream",
-    *,
-    settings: Settings | None = None,
+    route: Route, key: str | None, settings: Settings, accept: str = "text/event-stream"
 ) -> dict[str, str]:
     """What every request to the provider sends: its configured headers (their values
     read from ``settings`` now: a route holds only their names), and the key as
     ``Authorization: Bearer`` when there is one."""
     headers = {"content-type": "application/json", "accept": accept}
-    if settings is not None:
-        headers.update(settings.provider_headers(route.provider))
+    headers.update(settings.provider_headers(route.provider))
     if key:
         # One Authorization header: the key wins over a header of the same name.
         headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}

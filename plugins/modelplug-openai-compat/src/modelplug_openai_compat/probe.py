@@ -1,14 +1,14 @@
 """Ask a local server what it actually loaded: llama.cpp ``/props``, Ollama
 ``/api/show`` (and ``/api/ps`` for a running model), vLLM ``/v1/models``, LM Studio
-``/api/v0/models``. Chosen by the provider's name (a preset, or a user provider that
-replaces one)."""
+``/api/v0/models``. Chosen by the endpoint's server (``Endpoint.server``: a preset's
+own, or ``server = "..."`` in the user's ``[providers.NAME]``), never by the name."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from modelplug.errors import ErrorClass
+from modelplug.plugin import ErrorClass
 from modelplug.types import ModelInfo, Route
 
 from .errors import OpenAICompatError, StreamBrokenError, http_error, stream_broken, unreachable
@@ -16,7 +16,7 @@ from .http import request_headers, shared_http
 
 if TYPE_CHECKING:
     import httpx2
-    from modelplug.client import Client
+    from modelplug.plugin import Client
 
 __all__ = ["probe_for"]
 
@@ -31,7 +31,7 @@ def _probe_headers(client: Client, route: Route) -> dict[str, str]:
     ``Authorization: Bearer`` when the endpoint names one and it is set), asking for
     JSON. A missing key is no failure here: a keyless local server is still probed."""
     key = client.settings.api_key(route.endpoint.api_key_env, route.provider, required=False)
-    return request_headers(route, key, accept="application/json", settings=client.settings)
+    return request_headers(route, key, client.settings, accept="application/json")
 
 
 def _not_json(route: Route, method: str, answer: httpx2.Response, what: str) -> StreamBrokenError:
@@ -145,7 +145,7 @@ async def probe_ollama(client: Client, route: Route) -> ModelInfo:
                 )
     capabilities = show.get("capabilities")
     tools = "tools" in capabilities if isinstance(capabilities, list) else None
-    thinking = None
+    thinking: Literal["optional", "never"] | None = None
     if isinstance(capabilities, list):
         thinking = "optional" if "thinking" in capabilities else "never"
     return ModelInfo(context_window=window, supports_tools=tools, thinking=thinking, notes=notes)
@@ -199,7 +199,7 @@ PROBES = {
 
 
 def probe_for(route: Route, client: Client) -> Awaitable[ModelInfo] | None:
-    probe = PROBES.get(route.provider)
+    probe = PROBES.get(route.endpoint.server or "")
     if probe is None:
         return None
     return probe(client, route)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from urllib.parse import urlsplit
 
 from modelplug.plugin import (
     ConfigError,
@@ -16,9 +15,15 @@ from modelplug.plugin import (
     Route,
     Settings,
     check_base_url,
+    is_loopback_url,
 )
 
 TYPE = "openai-compatible"
+# The servers whose Chat Completions endpoint constrains decoding to a JSON schema
+# (request.py sends it as each one takes it).
+STRUCTURED_SERVERS = frozenset(
+    {"openai", "openrouter", "vllm", "lmstudio", "ollama", "llamacpp", "litellm"}
+)
 DEFAULT_CONTEXT_WINDOW = 32_768
 
 
@@ -27,20 +32,31 @@ class Preset:
     base_url: str
     api_key_env: str | None = None
     local: bool = False
+    # The server software (Endpoint.server): probes, the reasoning dialect and quirks
+    # go by it. A preset's is its own name, or the name it stands in for.
+    server: str | None = None
 
 
 PRESETS: dict[str, Preset] = {
-    "ollama": Preset("http://localhost:11434/v1", local=True),
-    "lmstudio": Preset("http://localhost:1234/v1", local=True),
-    "llamacpp": Preset("http://localhost:8080/v1", local=True),
-    "vllm": Preset("http://localhost:8000/v1", local=True),
-    "openrouter": Preset("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
-    "openai": Preset("https://api.openai.com/v1", "OPENAI_API_KEY"),
+    "ollama": Preset("http://localhost:11434/v1", local=True, server="ollama"),
+    "lmstudio": Preset("http://localhost:1234/v1", local=True, server="lmstudio"),
+    "llamacpp": Preset("http://localhost:8080/v1", local=True, server="llamacpp"),
+    "vllm": Preset("http://localhost:8000/v1", local=True, server="vllm"),
+    "openrouter": Preset("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", server="openrouter"),
+    "openai": Preset("https://api.openai.com/v1", "OPENAI_API_KEY", server="openai"),
+    # The Chat Completions path to OpenAI and Ollama under names of its own, for when
+    # the native plugins (the Responses API, Ollama's /api/chat) serve openai/... and
+    # ollama/...: these two names stay this plugin's.
+    "openai-chat": Preset("https://api.openai.com/v1", "OPENAI_API_KEY", server="openai"),
+    "ollama-openai": Preset("http://localhost:11434/v1", local=True, server="ollama"),
 }
+# What `server = "..."` in [providers.NAME] may say.
+SERVERS = ("llamacpp", "vllm", "ollama", "lmstudio", "litellm", "openrouter", "openai")
 
 
 def provider_names(settings: Settings) -> list[Provider]:
-    """Presets plus the user's providers of this type."""
+    """Presets plus the user's providers of this type, all generic (not native): a
+    plugin that speaks a provider's own API wins its name when both are installed."""
     names = set(PRESETS)
     names.update(n for n, p in settings.providers.items() if p.type == TYPE)
     # A user provider of another type with a preset's name replaces the preset.
@@ -48,9 +64,15 @@ def provider_names(settings: Settings) -> list[Provider]:
     return [Provider(name=n, type=TYPE) for n in sorted(names)]
 
 
-def _is_loopback_url(url: str) -> bool:
-    host = (urlsplit(url).hostname or "").lower()
-    return host in ("localhost", "127.0.0.1", "::1") or host.endswith(".localhost")
+def _server(provider: str, given: str | None, preset: Preset | None) -> str | None:
+    if given is None:
+        return preset.server if preset is not None else None
+    if given not in SERVERS:
+        raise ConfigError(
+            f"[providers.{provider}] server = {given!r} is not a server this plugin knows; "
+            f"use one of {', '.join(SERVERS)} (or leave it out)"
+        )
+    return given
 
 
 def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
@@ -64,7 +86,11 @@ def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
     if user is None:
         assert preset is not None
         return Endpoint(
-            type=TYPE, base_url=preset.base_url, api_key_env=preset.api_key_env, local=preset.local
+            type=TYPE,
+            base_url=preset.base_url,
+            api_key_env=preset.api_key_env,
+            local=preset.local,
+            server=preset.server,
         )
     base_url = user.base_url or (preset.base_url if preset else None)
     if not base_url:
@@ -81,7 +107,7 @@ def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
     # "local" means a free server on this machine (pricing plugins read it so): a local
     # preset, or a keyless loopback address. A keyed one is likely a paid proxy.
     local = (preset is not None and preset.local) or (
-        api_key_env is None and _is_loopback_url(base_url)
+        api_key_env is None and is_loopback_url(base_url)
     )
     return Endpoint(
         type=TYPE,
@@ -90,6 +116,7 @@ def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
         headers=dict(user.headers),
         allow_insecure_http=user.allow_insecure_http,
         local=local,
+        server=_server(provider, user.server, preset),
     )
 
 
@@ -105,7 +132,9 @@ def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route |
         raise ConfigError(
             f"the spec {spec!r} names no model; write {provider}/<model id>, e.g. {provider}/qwen3"
         )
-    info = ModelInfo()
+    # Servers known to constrain decoding answer a schema natively; of an unknown
+    # server nothing is assumed, and core picks tool or prompt mode.
+    info = ModelInfo(structured_output="native" if endpoint.server in STRUCTURED_SERVERS else None)
     if endpoint.local:
         info.price = Price(
             input=Decimal(0), output=Decimal(0), cache_read=Decimal(0), cache_write=Decimal(0)

@@ -1,9 +1,10 @@
 """Reasoning dialects: how an endpoint is asked to think (seed 004).
 
 All of them share one route (/chat/completions) and most servers silently ignore the
-fields of the others, so the dialect is chosen from the provider, the model id and the
-address rather than probed; ``reasoning_dialect`` in a model's settings overrides it
-(a LiteLLM proxy in front of OpenRouter has neither in its address).
+fields of the others, so the dialect is chosen from the endpoint's server
+(``Endpoint.server``), the address and the model id rather than probed;
+``reasoning_dialect`` in a model's settings overrides it (a LiteLLM proxy in front of
+OpenRouter has neither in its address).
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from modelplug.types import Route, ThinkingRequest
 __all__ = ["DIALECTS", "detect_dialect", "reasoning_fields"]
 
 DIALECTS = ("llamacpp", "openrouter", "openai", "anthropic", "none")
-_BY_PROVIDER = {
+_BY_SERVER = {
     "llamacpp": "llamacpp",
     "vllm": "llamacpp",  # vLLM reads chat_template_kwargs.enable_thinking too
     "openrouter": "openrouter",
     "openai": "openai",
     "ollama": "openai",
     "lmstudio": "openai",
+    "litellm": "openai",  # LiteLLM maps reasoning_effort to each upstream's own field
 }
 _EFFORT_BUDGET = {
     "minimal": 1024,
@@ -34,11 +36,12 @@ _EFFORT_BUDGET = {
 
 
 def detect_dialect(route: Route) -> str:
-    """The route's dialect: settings first, then provider, address and model id."""
+    """The route's dialect: settings first, then server, address and model id."""
     if route.info.reasoning_dialect:
         return route.info.reasoning_dialect
-    if route.provider in _BY_PROVIDER:
-        return _BY_PROVIDER[route.provider]
+    server = route.endpoint.server
+    if server is not None and server in _BY_SERVER:
+        return _BY_SERVER[server]
     base = (route.endpoint.base_url or "").lower()
     if "openrouter.ai" in base:
         return "openrouter"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from modelplug.replay import is_replayable
+from modelplug.plugin import RequestError, is_replayable, openai_json_schema
 from modelplug.types import (
     ImageBlock,
     Message,
@@ -22,7 +22,9 @@ from .reasoning import detect_dialect, reasoning_fields
 
 __all__ = ["build_body", "to_wire_messages"]
 
-# Fields a thinking block's ``wire`` may carry back to the server that produced it.
+# Delta fields that carry reasoning, in the order a stream is read for them; the one
+# that came is kept in the thinking block's wire and goes back under the same name,
+# only to the server that produced it.
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
@@ -59,13 +61,15 @@ def _assistant(message: Message, target: str) -> dict[str, Any] | None:
                 if isinstance(block.input, str)
                 else json.dumps(block.input, ensure_ascii=False)
             )
-            calls.append(
-                {
-                    "id": block.id,
-                    "type": "function",
-                    "function": {"name": block.name, "arguments": arguments},
-                }
-            )
+            call: dict[str, Any] = {
+                "id": block.id,
+                "type": "function",
+                "function": {"name": block.name, "arguments": arguments},
+            }
+            if block.wire and _own(block, message, target):
+                # Gemini's thought_signature goes back unchanged, to its own model only.
+                call.update(block.wire)
+            calls.append(call)
         elif isinstance(block, ThinkingBlock):
             # Only this model's own reasoning, and only under the field it came in.
             if is_replayable(block, message, target) and block.wire:
@@ -83,6 +87,12 @@ def _assistant(message: Message, target: str) -> dict[str, Any] | None:
     if calls:
         entry["tool_calls"] = calls
     return entry
+
+
+def _own(call: ToolUseBlock, message: Message, target: str) -> bool:
+    """Whether a call's vendor fields may go to ``target``: the replay rule for vendor
+    items (only the model that produced them), applied to the call's ``wire``."""
+    return is_replayable(OpaqueBlock(kind="tool_call_wire", wire=call.wire or {}), message, target)
 
 
 def _user(message: Message, target: str) -> list[dict[str, Any]]:
@@ -170,7 +180,7 @@ def build_body(request: Request, route: Route) -> dict[str, Any]:
             body["tool_choice"] = _tool_choice(request.tool_choice)
     if request.max_tokens is not None:
         # OpenAI's own API refuses max_tokens for its reasoning models.
-        to_openai = route.provider == "openai" or "api.openai.com" in (
+        to_openai = route.endpoint.server == "openai" or "api.openai.com" in (
             route.endpoint.base_url or ""
         )
         key = "max_completion_tokens" if to_openai else "max_tokens"
@@ -182,5 +192,32 @@ def build_body(request: Request, route: Route) -> dict[str, Any]:
         if value is not None:
             body[name] = value
     body.update(reasoning_fields(detect_dialect(route), request.thinking))
+    if request.output_schema is not None:
+        body.update(_structured_output(request, route))
     body.update(request.extra)
+    _refuse_choices(body.get("n"))
     return body
+
+
+def _structured_output(request: Request, route: Route) -> dict[str, Any]:
+    """Native structured output, as each server takes it: llama.cpp's own
+    ``json_schema`` field (its grammar reads JSON Schema as given); everywhere else
+    OpenAI's ``response_format`` json_schema, in strict form where the schema has one
+    (OpenRouter passes it on to the model's provider; vLLM and Ollama build a grammar
+    from it)."""
+    schema = request.output_schema
+    assert schema is not None
+    if route.endpoint.server == "llamacpp":
+        return {"json_schema": schema.json_schema}
+    shaped = openai_json_schema(schema.name, schema.json_schema, schema.strict)
+    return {"response_format": {"type": "json_schema", "json_schema": shaped}}
+
+
+def _refuse_choices(n: Any) -> None:
+    """One call, one answer: ``n > 1`` would ask for several choices in one stream."""
+    if n is None or n == 1:
+        return
+    raise RequestError(
+        f"n = {n!r} asks for several answers in one call; modelplug returns one answer per "
+        "call (make n calls instead, e.g. with asyncio.gather)"
+    )

@@ -8,9 +8,8 @@ from typing import Any
 
 from modelplug.types import Cost, Usage
 
-__all__ = ["estimate_usage", "parse_usage", "rate_limit_headers", "server_cost"]
+__all__ = ["rate_limit_headers", "server_cost", "usage_note"]
 
-CHARS_PER_TOKEN = 4
 RATE_LIMIT_PREFIXES = (
     "x-ratelimit-",  # OpenAI, LiteLLM, fair-share proxies
     "anthropic-ratelimit-",  # Anthropic-style, forwarded by proxies
@@ -21,51 +20,26 @@ RATE_LIMIT_PREFIXES = (
 )
 
 
-def _count(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+def usage_note(raw: Any) -> str | None:
+    """Which stated rule of ``Usage.from_openai`` read ``raw``, in words, for
+    ``Response.metadata["usage_note"]`` (None for the plain shape)."""
+    usage = Usage.from_openai(raw)
+    if usage is None:
         return None
-    return value
-
-
-def parse_usage(raw: Any) -> Usage | None:
-    """Usage from a ``usage`` object, or None when it is missing, partial or invalid:
-    counts must be nonnegative integers and cached tokens cannot exceed the prompt."""
-    if not isinstance(raw, Mapping):
-        return None
-    prompt = _count(raw.get("prompt_tokens"))
-    completion = _count(raw.get("completion_tokens"))
-    if prompt is None or completion is None:
-        return None
-    details = raw.get("prompt_tokens_details")
-    cached: int | None = 0
-    cache_write: int | None = 0
-    if isinstance(details, Mapping):
-        cached = _count(details.get("cached_tokens") or 0)
-        cache_write = _count(details.get("cache_write_tokens") or 0)
-    if cached is None or cache_write is None or cached + cache_write > prompt:
-        return None
-    reasoning: int | None = 0
-    out_details = raw.get("completion_tokens_details")
-    if isinstance(out_details, Mapping):
-        reasoning = _count(out_details.get("reasoning_tokens") or 0)
-    if reasoning is None or reasoning > completion:
-        reasoning = 0
-    return Usage(
-        input=prompt - cached - cache_write,
-        output=completion,
-        cache_read=cached,
-        cache_write=cache_write,
-        reasoning=reasoning,
-    )
-
-
-def estimate_usage(sent_chars: int, got_chars: int) -> Usage:
-    """The 4-characters-per-token estimate, flagged as not reported."""
-    return Usage(
-        input=-(-sent_chars // CHARS_PER_TOKEN),
-        output=-(-got_chars // CHARS_PER_TOKEN),
-        reported=False,
-    )
+    prompt, completion = raw["prompt_tokens"], raw["completion_tokens"]
+    notes = []
+    cached = usage.cache_read + usage.cache_write
+    if cached > prompt:
+        notes.append(
+            f"the cached tokens ({cached}) exceed prompt_tokens ({prompt}): prompt_tokens is "
+            "taken as the uncached input and the cache counts are kept as reported"
+        )
+    if usage.reasoning and usage.output == completion + usage.reasoning:
+        notes.append(
+            f"reasoning_tokens ({usage.reasoning}) are outside completion_tokens "
+            f"({completion}), as total_tokens shows: output includes them"
+        )
+    return "; ".join(notes) or None
 
 
 def _decimal(value: Any) -> Decimal | None:
@@ -79,8 +53,9 @@ def _decimal(value: Any) -> Decimal | None:
 
 
 def server_cost(usage: Any, headers: Mapping[str, str]) -> Cost | None:
-    """What the server said the response cost: LiteLLM's header (USD) or OpenRouter's
-    ``usage.cost`` (credits; their docs give no exchange rate, so it is not USD)."""
+    """What the server said the response cost: LiteLLM's header or OpenRouter's
+    ``usage.cost``, both US dollars (OpenRouter's credits are dollars: one credit is
+    one USD in its docs)."""
     header = headers.get("x-litellm-response-cost")
     if header is not None:
         amount = _decimal(header)
@@ -89,7 +64,7 @@ def server_cost(usage: Any, headers: Mapping[str, str]) -> Cost | None:
     if isinstance(usage, Mapping) and "cost" in usage:
         amount = _decimal(usage.get("cost"))
         if amount is not None:
-            return Cost(amount=amount, currency="credits", source="openrouter usage.cost")
+            return Cost(amount=amount, currency="USD", source="openrouter usage.cost")
     return None
 
 

@@ -1,4 +1,4 @@
-"""Cases found in review: calls that all say index 0, redirects, error types mid-stream."""
+"""Tool-call fragments joined by index, when a server numbers every call 0."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from typing import Any
 
 import modelplug_openai_compat
 import pytest
-from modelplug.errors import ModelError
 from modelplug.testing import WireServer
 from modelplug.types import ToolSpec
 
@@ -54,30 +53,3 @@ def test_calls_all_numbered_zero_keep_their_own_arguments(
         ("a", "f", {"x": 1}),
         ("b", "g", {"y": 2}),
     ]
-
-
-def test_a_redirect_is_an_error_naming_the_status_not_a_retry(
-    lab: Any, wire_server: WireServer
-) -> None:
-    wire_server.add(
-        b"", status=307, headers={"location": "https://elsewhere.example/v1/chat/completions"}
-    )
-    with pytest.raises(ModelError) as caught:
-        lab.complete("lab/m", "hi")
-    assert caught.value.error_class.kind == "other"
-    assert not caught.value.error_class.retryable
-    assert "307" in str(caught.value)
-
-
-def test_an_error_event_keeps_its_type(lab: Any, wire_server: WireServer) -> None:
-    wire_server.add_sse(
-        [
-            chunk({"content": "par"}),
-            {"error": {"type": "insufficient_quota", "message": "out of credit"}},
-        ]
-    )
-    with pytest.raises(ModelError) as caught:
-        lab.complete("lab/m", "hi")
-    assert caught.value.error_class.kind == "quota"
-    assert not caught.value.error_class.retryable
-    assert caught.value.partial is not None and caught.value.partial.text == "par"
