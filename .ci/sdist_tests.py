@@ -123,9 +123,16 @@ def main(argv: list[str]) -> int:
         (core_sdist,) = [p for p in core if p.suffix == ".gz"]
         every = sorted(p.parent for p in (ROOT / "plugins").glob("*/pyproject.toml"))
         sdists = {p.name: build(p, work, "--sdist")[0] for p in every}
+        failed = []
         for plugin in plugins:
             print(f"== {plugin.name}: tests from its sdist", flush=True)
-            test_plugin(plugin, core_sdist, sdists, work)
+            try:
+                test_plugin(plugin, core_sdist, sdists, work)
+            except subprocess.CalledProcessError:
+                failed.append(plugin.name)
+    if failed:
+        print(f"sdist tests failed for: {', '.join(failed)}", file=sys.stderr)
+        return 1
     print(f"sdist tests passed for {len(plugins)} plugins")
     return 0
 
