@@ -11,6 +11,7 @@ the worst outcome.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import ConfigError
@@ -25,7 +26,14 @@ __all__ = ["read_options"]
 R = TypeVar("R")
 
 
-def read_options(settings: Settings, section: str, record: type[R], *, project: bool = True) -> R:
+def read_options(
+    settings: Settings,
+    section: str,
+    record: type[R],
+    *,
+    project: bool = True,
+    overrides: Mapping[str, Any] | None = None,
+) -> R:
     """The ``[section]`` table of ``settings`` as a ``record`` (a dataclass).
 
     :param settings: the merged settings (``client.settings``).
@@ -33,11 +41,13 @@ def read_options(settings: Settings, section: str, record: type[R], *, project: 
     :param record: a dataclass whose fields are the options and their defaults.
     :param project: False leaves out what a project file says (options that must be the
         user's own choice, such as ones that reach the network).
+    :param overrides: values given in code (a policy object's own options), checked the
+        same way and winning over the table.
     :raises ConfigError: a value has the wrong kind or is out of bounds.
     """
     if not dataclasses.is_dataclass(record):
         raise TypeError(f"read_options takes a dataclass, got {record!r}")
-    raw = settings.plugin_options(section, project=project)
+    raw = {**settings.plugin_options(section, project=project), **(overrides or {})}
     known = field_names(record)
     unknown = sorted(k for k in raw if k not in known)
     if unknown:

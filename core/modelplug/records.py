@@ -66,14 +66,28 @@ def from_table(cls: type[R], table: Any, where: str) -> R:
                 raise TableError(key, "this key is required")
             continue
         value = _convert(table[spec.name], hints[spec.name], key)
-        minimum = spec.metadata.get("gt")
-        if minimum is not None and value is not None and not value > minimum:
-            raise TableError(key, f"must be greater than {minimum}, got {value!r}")
+        _check_bounds(value, spec.metadata, key)
         values[spec.name] = value
     unknown = [k for k in table if k not in hints]
     if unknown:
         raise TableError(f"{where}.{unknown[0]}", f"unknown key (known: {', '.join(hints)})")
     return cls(**values)
+
+
+def _check_bounds(value: Any, bounds: Any, key: str) -> None:
+    """A field's ``metadata`` bounds: ``gt`` (greater than), ``ge`` and ``le`` (at least,
+    at most); NaN is never within them."""
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+        return
+    if value != value:  # NaN
+        raise TableError(key, "expected a number, got NaN")
+    low, at_least, at_most = bounds.get("gt"), bounds.get("ge"), bounds.get("le")
+    if low is not None and not value > low:
+        raise TableError(key, f"must be greater than {low}, got {value!r}")
+    if at_least is not None and not value >= at_least:
+        raise TableError(key, f"must be at least {at_least}, got {value!r}")
+    if at_most is not None and not value <= at_most:
+        raise TableError(key, f"must be at most {at_most}, got {value!r}")
 
 
 def _table_fields(cls: type) -> list[dataclasses.Field[Any]]:

@@ -114,13 +114,21 @@ def test_modelplug_stream_returns_none_when_no_provider_serves_the_route(
         client.open_stream(route, Request.coerce("hi"))
 
 
-def test_modelplug_stream_rejects_a_wrong_setting_by_name(client_with: Any) -> None:
+def test_modelplug_stream_warns_of_a_misspelt_setting_by_name(client_with: Any) -> None:
     client = client_with(FakeModel([text("x")]), options={"retrys": 3})
 
-    with pytest.raises(
-        ConfigError, match=r"\[fallback\] settings: retrys: .*known settings: retries"
+    with pytest.warns(
+        UserWarning, match=r"\[fallback\] has unknown option\(s\) retrys; known: retries"
     ):
+        assert client.complete("fake/m", "hi").text == "x"
+
+
+def test_modelplug_stream_rejects_a_wrong_value_by_name(client_with: Any) -> None:
+    client = client_with(FakeModel([text("x")]), options={"backoff": "Bearer sk-not-a-number"})
+
+    with pytest.raises(ConfigError, match=r"\[fallback\] backoff: expected a number") as caught:
         client.complete("fake/m", "hi")
+    assert "sk-not" not in str(caught.value)
 
 
 def test_modelplug_stream_passes_a_success_through_untouched(client_with: Any) -> None:
@@ -261,9 +269,7 @@ def test_modelplug_stream_rejects_a_wrong_table_on_every_call_of_its_client(
 
     assert good.complete("fake/m", "hi").text == "fine"
     for _ in range(2):  # a bad table is never taken for a validated one
-        with pytest.raises(
-            ConfigError, match=r"\[fallback\] settings: retries: .*known settings: retries"
-        ):
+        with pytest.raises(ConfigError, match=r"\[fallback\] retries: must be at least 0"):
             bad.complete("fake/m", "hi")
 
 

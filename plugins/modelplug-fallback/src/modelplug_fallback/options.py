@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplug.plugin import ConfigError, Settings
+from modelplug.plugin import Settings, read_options
 
 __all__ = ["FallbackOptions", "load_options"]
 
@@ -31,45 +29,18 @@ class FallbackOptions:
       fallback (auth, quota, not found, unreachable).
     """
 
-    retries: int = field(default=2, metadata={"min": 0, "max": 100})
-    backoff: float = field(default=1.0, metadata={"min": 0})
-    max_backoff: float = field(default=30.0, metadata={"min": 0})
-    jitter: float = field(default=0.2, metadata={"min": 0, "max": 1})
-    max_retry_after: float = field(default=30.0, metadata={"min": 0})
-    budget: float = field(default=300.0, metadata={"min": 0})
-    cooldown_rate_limit: float = field(default=60.0, metadata={"min": 0})
-    cooldown_other: float = field(default=600.0, metadata={"min": 0})
-
-
-_FIELDS = {f.name: f for f in dataclasses.fields(FallbackOptions)}
+    retries: int = field(default=2, metadata={"ge": 0, "le": 100})
+    backoff: float = field(default=1.0, metadata={"ge": 0})
+    max_backoff: float = field(default=30.0, metadata={"ge": 0})
+    jitter: float = field(default=0.2, metadata={"ge": 0, "le": 1})
+    max_retry_after: float = field(default=30.0, metadata={"ge": 0})
+    budget: float = field(default=300.0, metadata={"ge": 0})
+    cooldown_rate_limit: float = field(default=60.0, metadata={"ge": 0})
+    cooldown_other: float = field(default=600.0, metadata={"ge": 0})
 
 
 def load_options(settings: Settings, overrides: Mapping[str, Any] | None = None) -> FallbackOptions:
-    """The ``[fallback]`` table merged under ``overrides``; a wrong key or value is a
-    ConfigError that names it (a string value is never echoed: it may be a token)."""
-    raw = {**settings.plugin_options("fallback"), **(overrides or {})}
-    problems = [p for key, value in raw.items() if (p := _problem(key, value))]
-    if problems:
-        known = ", ".join(_FIELDS)
-        raise ConfigError(f"[fallback] settings: {'; '.join(problems)} (known settings: {known})")
-    values: dict[str, Any] = {
-        k: float(v) if _FIELDS[k].type == "float" else v for k, v in raw.items()
-    }
-    return FallbackOptions(**values)
-
-
-def _problem(key: str, value: Any) -> str | None:
-    spec = _FIELDS.get(key)
-    if spec is None:
-        return f"{key}: unknown setting"
-    if spec.type == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
-            return f"{key}: expected a whole number, got {type(value).__name__}"
-    elif isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        return f"{key}: expected a number of seconds, got {type(value).__name__}"
-    low, high = spec.metadata.get("min"), spec.metadata.get("max")
-    if low is not None and value < low:
-        return f"{key}: must be at least {low}, got {value!r}"
-    if high is not None and value > high:
-        return f"{key}: must be at most {high}, got {value!r}"
-    return None
+    """The ``[fallback]`` table merged under ``overrides``, read the kit's way: a wrong
+    value is a ConfigError naming the key (a string is never echoed: it may be a token);
+    an unknown key a warning naming the known ones."""
+    return read_options(settings, "fallback", FallbackOptions, overrides=overrides)
