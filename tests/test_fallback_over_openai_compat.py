@@ -13,6 +13,7 @@ from modelplug.types import Notice
 from modelplug_fallback.policy import default_policy
 
 compat = pytest.importorskip("modelplug_openai_compat")
+pytest.importorskip("modelplug_fallback")
 
 RECORDING = Path(__file__).parent / "recordings" / "chat_text.sse"
 RATE_LIMIT_BODY = {"error": {"message": "Rate limit reached", "type": "rate_limit_exceeded"}}
@@ -32,8 +33,24 @@ def run(client: Any, spec: str) -> tuple[Any, list[Notice]]:
     return response, seen
 
 
+class FakeClock:
+    """A clock and a sleep that only advances it: the test never really waits."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
 @pytest.fixture
-def fake_time(monkeypatch: pytest.MonkeyPatch, clock: Any) -> Any:
+def fake_time(monkeypatch: pytest.MonkeyPatch) -> Any:
+    clock = FakeClock()
     monkeypatch.setattr(default_policy(), "sleep", clock.sleep)
     monkeypatch.setattr(default_policy(), "clock", clock)
     return clock
