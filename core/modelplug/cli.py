@@ -366,7 +366,13 @@ def _resolve(args: argparse.Namespace, client: Client) -> int:
             print(f"  probe: context window {probed.context_window or 'unknown'}", end="")
             if probed.supports_tools is not None:
                 print(f", tools {'yes' if probed.supports_tools else 'no'}", end="")
+            if probed.thinking is not None:
+                print(f", thinking {probed.thinking}", end="")
+            if probed.supports_images is not None:
+                print(f", images {'yes' if probed.supports_images else 'no'}", end="")
             print()
+            for note in probed.notes:  # what the server said beyond the fields above
+                print(f"  probe: {note}")
     return 0
 
 
