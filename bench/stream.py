@@ -464,7 +464,7 @@ def litellm_sync(url: str) -> int:
     return count
 
 
-# (peer, wire, label, rounds): peers run in their own interpreter (see ``peer``).
+# The peers run in their own interpreter (see ``peer``): per wire, (peer, label, rounds).
 PEER_READERS: dict[str, Callable[[str], int]] = {
     "openai": openai_sync,
     "openai-responses": openai_responses_sync,
@@ -517,14 +517,14 @@ def main() -> int:
         print("note: fewer than 5 rounds; the targets are stated for medians of >= 5")
     per_size: dict[int, dict[str, dict[str, float]]] = {}
     for n in args.events:
-        with servers(n, args.only) as urls:
+        with Servers(n, args.only) as urls:
             per_size[n] = measure(n, args.repeat, urls, args.peers_python)
         for wire, results in per_size[n].items():
             show(n, args.repeat, WIRES[wire], results)
     return summary(per_size)
 
 
-class servers:
+class Servers:
     """One server process per wire for the ``with`` block: ``{wire: url}``."""
 
     def __init__(self, events: int, wires: list[str]) -> None:
