@@ -1,15 +1,17 @@
 """Instructions per streamed event, counted by valgrind's callgrind: repeatable where
 wall and CPU time on a shared machine are not.
 
-    python bench/stream_instructions.py [--events 10000]
+    python bench/stream_instructions.py [--events 10000] [--only chat responses ollama]
 
-Each reader of bench/stream.py (raw sync and async httpx2 loops, modelplug sync and
-async through the user's plain ``Client()`` with every plugin enabled, and, for
-reference, modelplug async with only the openai-compat plugin, which shows what the
-policies add) runs in its own process under callgrind twice, reading 1,000 and then
-1,000 + N chunks from the loopback server (which runs in a child process, not counted).
-The difference divided by N is the cost of one event, free of start-up and set-up
-costs. Takes a few minutes; needs valgrind.
+Each reader of bench/stream.py, for each wire (chat: Chat Completions through
+modelplug-openai-compat; responses: the Responses API through modelplug-openai; ollama:
+Ollama's /api/chat NDJSON through modelplug-ollama): the raw sync and async httpx2
+loops, modelplug sync and async through the user's plain ``Client()`` with every plugin
+enabled, and, for chat, for reference, modelplug async with only the openai-compat
+plugin, which shows what the policies add. Each runs in its own process under callgrind
+twice, reading 1,000 and then 1,000 + N events from the loopback server (which runs in a
+child process, not counted). The difference divided by N is the cost of one event, free
+of start-up and set-up costs. Takes a few minutes per wire; needs valgrind.
 """
 
 from __future__ import annotations
@@ -27,44 +29,68 @@ READER = """
 import asyncio, sys
 sys.path.insert(0, {here!r})
 import stream as b
-reader, n = sys.argv[1], int(sys.argv[2])
-proc, url = b.start_server(n)
+wire, reader, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+proc, url = b.start_server(n, wire)
 try:
     if reader == "raw sync":
         import httpx2
-        b.raw_sync(httpx2.Client(timeout=60), url)
+        b.raw_sync(httpx2.Client(timeout=60), url, wire)
     elif reader == "raw async":
         loop = asyncio.new_event_loop()
         http = loop.run_until_complete(b._make_async_client())
-        loop.run_until_complete(b.raw_async(http, url))
+        loop.run_until_complete(b.raw_async(http, url, wire))
     elif reader == "modelplug sync":
-        b.modelplug_sync(b.modelplug_client(url))
-    elif reader == "modelplug async, openai-compat only":
-        loop = asyncio.new_event_loop()
-        loop.run_until_complete(b.modelplug_async(b.modelplug_client(url, alone=True)))
+        b.modelplug_sync(b.modelplug_client(url, wire))
     else:
+        alone = reader.endswith("only")
         loop = asyncio.new_event_loop()
-        loop.run_until_complete(b.modelplug_async(b.modelplug_client(url)))
+        loop.run_until_complete(b.modelplug_async(b.modelplug_client(url, wire, alone=alone)))
 finally:
     proc.kill()
 """
 
-READERS = (
-    "raw sync",
-    "raw async",
-    "modelplug sync",
-    "modelplug async",
-    "modelplug async, openai-compat only",
-)
+READERS = ("raw sync", "raw async", "modelplug sync", "modelplug async")
+ALONE = "modelplug async, openai-compat only"
+# (modelplug sync / raw sync, modelplug async / raw async) instruction targets.
+TARGETS = {"chat": (1.3, 1.15), "responses": (1.5, 1.25), "ollama": (1.5, 1.25)}
 
 
-def instructions(script: Path, reader: str, events: int) -> int:
-    return count_instructions([sys.executable, str(script), reader, str(events)])
+def instructions(script: Path, wire: str, reader: str, events: int) -> int:
+    return count_instructions([sys.executable, str(script), wire, reader, str(events)])
+
+
+def per_event(script: Path, wire: str, reader: str, events: int) -> float:
+    base = instructions(script, wire, reader, 1_000)
+    full = instructions(script, wire, reader, 1_000 + events)
+    return (full - base) / events
+
+
+def count_wire(script: Path, wire: str, events: int) -> dict[str, float]:
+    readers = (*READERS, ALONE) if wire == "chat" else READERS
+    counts = {}
+    for reader in readers:
+        counts[reader] = per_event(script, wire, reader, events)
+        print(f"  {wire:<10} {reader:<36} {counts[reader]:9,.0f} instructions/event", flush=True)
+    return counts
+
+
+def show(wire: str, counts: dict[str, float]) -> None:
+    sync_target, async_target = TARGETS[wire]
+    sync_ratio = counts["modelplug sync"] / counts["raw sync"]
+    async_ratio = counts["modelplug async"] / counts["raw async"]
+    print(f"{wire:<10} modelplug sync  / raw sync   {sync_ratio:5.2f}x  [target <= {sync_target}x]")
+    print(
+        f"{wire:<10} modelplug async / raw async  {async_ratio:5.2f}x  [target <= {async_target}x]"
+    )
+    if ALONE in counts:
+        alone = counts[ALONE] / counts["raw async"]
+        print(f"  of which openai-compat alone / raw async  {alone:5.2f}x (the rest: policies)")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000)
+    parser.add_argument("--only", nargs="+", choices=list(TARGETS), default=list(TARGETS))
     args = parser.parse_args()
     if not have_valgrind():
         print("valgrind is not installed: nothing to count (apt-get install valgrind)")
@@ -72,18 +98,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         script = Path(scratch) / "reader.py"
         script.write_text(READER.format(here=str(HERE)))
-        per_event = {}
-        for reader in READERS:
-            base = instructions(script, reader, 1_000)
-            full = instructions(script, reader, 1_000 + args.events)
-            per_event[reader] = (full - base) / args.events
-            print(f"  {reader:<36} {per_event[reader]:9,.0f} instructions/event", flush=True)
-    sync_ratio = per_event["modelplug sync"] / per_event["raw sync"]
-    async_ratio = per_event["modelplug async"] / per_event["raw async"]
-    alone = per_event["modelplug async, openai-compat only"] / per_event["raw async"]
-    print(f"modelplug sync  / raw sync   {sync_ratio:5.2f}x  [target <= 1.3x]")
-    print(f"modelplug async / raw async  {async_ratio:5.2f}x  [target <= 1.15x]")
-    print(f"  of which openai-compat alone / raw async  {alone:5.2f}x (the rest: policies)")
+        counted = {wire: count_wire(script, wire, args.events) for wire in args.only}
+    for wire, counts in counted.items():
+        show(wire, counts)
     return 0
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from modelplug import Client, MissingKeyError, ModelError
+from modelplug.plugin import Settings
 from modelplug.testing import WireServer
 from modelplug.types import (
     Done,
@@ -357,8 +358,8 @@ def test_modelplug_stream_abort_closes_the_request(
     responses: list[object] = []
     real_factory = sdk_module.make_http_client
 
-    def watching_factory(options: Options) -> object:
-        http = real_factory(options)
+    def watching_factory(options: Options, settings: Settings) -> object:
+        http = real_factory(options, settings)
 
         async def keep(response: object) -> None:
             responses.append(response)

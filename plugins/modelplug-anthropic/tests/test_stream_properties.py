@@ -116,7 +116,7 @@ def mocked(
 ) -> Iterator[tuple[Client, Served]]:
     served = Served()
 
-    def factory(options: Options) -> httpx2.AsyncClient:
+    def factory(options: Options, settings: object) -> httpx2.AsyncClient:
         return httpx2.AsyncClient(transport=httpx2.MockTransport(served.handle))
 
     monkeypatch.setattr(sdk_module, "make_http_client", factory)

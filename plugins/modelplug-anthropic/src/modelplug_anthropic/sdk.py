@@ -46,13 +46,15 @@ def load_sdk() -> Any:
     return anthropic
 
 
-def make_http_client(options: Options) -> httpx2.AsyncClient:
-    """The shared httpx2 client (one per event loop, closed by ``Client.aclose``)."""
+def make_http_client(options: Options, settings: Settings) -> httpx2.AsyncClient:
+    """The shared httpx2 client (one per event loop, closed by ``Client.aclose``), its
+    pool sized by core's ``[http]`` table, not httpx2's default of 100 connections."""
     import httpx2
+    from modelplug.plugin import http_limits
 
     return httpx2.AsyncClient(
         timeout=options_module.http_timeout(options),
-        limits=httpx2.Limits(max_connections=100, max_keepalive_connections=20),
+        limits=http_limits(settings),
         # Never follow a redirect: it would carry x-api-key and the user's headers to
         # wherever the server points (httpx2 strips only Authorization off-host).
         follow_redirects=False,
@@ -77,7 +79,7 @@ def shared(client: Client) -> Shared:
 
     def make() -> Shared:
         options = options_module.read(client.settings)
-        return Shared(make_http_client(options), options)
+        return Shared(make_http_client(options, client.settings), options)
 
     found: Shared = client.async_http(HTTP_CLIENT_KEY, make)
     return found

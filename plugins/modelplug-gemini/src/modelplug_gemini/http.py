@@ -92,6 +92,7 @@ def shared_http(client: Client) -> Shared:
 
     def make() -> Shared:
         import httpx2
+        from modelplug.plugin import http_limits
 
         options = gemini_options(client.settings)
         timeout = httpx2.Timeout(
@@ -100,6 +101,7 @@ def shared_http(client: Client) -> Shared:
             write=options.write_timeout,
             pool=options.connect_timeout,
         )
-        return Shared(httpx2.AsyncClient(timeout=timeout, follow_redirects=False))
+        limits = http_limits(client.settings)
+        return Shared(httpx2.AsyncClient(timeout=timeout, follow_redirects=False, limits=limits))
 
     return client.async_http(HTTP_KEY, make)

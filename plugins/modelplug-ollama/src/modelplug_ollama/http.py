@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import read_options
+from modelplug.plugin import http_limits, read_options
 
 if TYPE_CHECKING:
     import httpx2
@@ -69,7 +69,9 @@ def shared_http(client: Client) -> tuple[httpx2.AsyncClient, Options]:
             write=options.write_timeout,
             pool=options.connect_timeout,
         )
-        http = httpx2.AsyncClient(timeout=timeout, follow_redirects=False)
+        http = httpx2.AsyncClient(
+            timeout=timeout, follow_redirects=False, limits=http_limits(client.settings)
+        )
         return _SharedHTTP(http, options)
 
     shared = client.async_http(HTTP_KEY, make)

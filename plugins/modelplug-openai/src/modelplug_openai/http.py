@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import read_options
+from modelplug.plugin import http_limits, read_options
 
 from .options import SECTION, Options
 from .providers import is_azure
@@ -48,7 +48,9 @@ def shared_http(client: Client) -> tuple[httpx2.AsyncClient, Options]:
             write=options.write_timeout,
             pool=options.connect_timeout,
         )
-        return _SharedHTTP(httpx2.AsyncClient(timeout=timeout, follow_redirects=False), options)
+        limits = http_limits(client.settings)
+        http = httpx2.AsyncClient(timeout=timeout, follow_redirects=False, limits=limits)
+        return _SharedHTTP(http, options)
 
     shared = client.async_http(HTTP_KEY, make)
     return shared.http, shared.options
