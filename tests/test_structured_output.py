@@ -170,3 +170,13 @@ def test_streaming_shows_the_json_and_done_carries_the_value(make_client: Any) -
     done = events[-1].response
     assert shown == done.text
     assert done.parsed.name == "Brest"
+
+
+def test_the_user_forces_a_mode_per_model_in_settings(make_client: Any) -> None:
+    fake = FakeModel([text('{"name": "Albi", "population": 49000}')])
+    config = {"models": {"fake/m": {"structured_output": "prompt"}}}
+    response = make_client(fake, config=config).complete("fake/m", "hi", output_schema=City)
+
+    assert response.metadata["structured_output"]["mode"] == "prompt"
+    assert fake.requests[0].output_schema is None  # prompt mode: the schema is in the system
+    assert '"population"' in (fake.requests[0].system or "")
