@@ -12,7 +12,7 @@ import importlib
 import inspect
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from types import ModuleType
@@ -308,29 +308,21 @@ class PluginHost:
         deliberate word, such as a ConfigError) is reported as a PluginError naming the
         plugin: a bug there must not pass for a failure of the model or the provider."""
         caller = getattr(self.pm.hook, hook_name)
-        impls = caller.get_hookimpls()
-        if any(i.hookwrapper or i.wrapper for i in impls):
+        if any(i.hookwrapper or i.wrapper for i in caller.get_hookimpls()):
             return caller(**kwargs), None
-        for impl in reversed(impls):
-            try:
-                result = impl.function(*[kwargs[a] for a in impl.argnames])
-            except ModelplugError:
-                raise
-            except Exception as exc:
-                failure = _plugin_error(impl.plugin_name, hook_name, exc)
-            else:
-                if result is not None:
-                    return result, impl.plugin_name
-                continue
-            # Raised outside the except block: it must not chain the raw exception.
-            raise failure
+        for result, plugin in self._answers(hook_name, kwargs):
+            if result is not None:
+                return result, plugin
         return None, None
 
     def call_each(self, hook_name: str, kwargs: Mapping[str, Any]) -> list[tuple[Any, str]]:
         """Call every implementation of a hook, with the plugin that gave each answer."""
-        caller = getattr(self.pm.hook, hook_name)
-        out: list[tuple[Any, str]] = []
-        for impl in reversed(caller.get_hookimpls()):
+        return [(r, p) for r, p in self._answers(hook_name, kwargs) if r is not None]
+
+    def _answers(self, hook_name: str, kwargs: Mapping[str, Any]) -> Iterator[tuple[Any, str]]:
+        """Each implementation's answer, in pluggy's order (last registered first),
+        with the failure of one reported as that plugin's PluginError."""
+        for impl in reversed(getattr(self.pm.hook, hook_name).get_hookimpls()):
             try:
                 result = impl.function(*[kwargs[a] for a in impl.argnames])
             except ModelplugError:
@@ -338,11 +330,10 @@ class PluginHost:
             except Exception as exc:
                 failure = _plugin_error(impl.plugin_name, hook_name, exc)
             else:
-                if result is not None:
-                    out.append((result, impl.plugin_name))
+                yield result, impl.plugin_name
                 continue
+            # Raised outside the except block: it must not chain the raw exception.
             raise failure
-        return out
 
 
 def find_policies(client: Client, kind: str) -> list[object]:
