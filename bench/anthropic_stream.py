@@ -25,13 +25,14 @@ import argparse
 import asyncio
 import gc
 import json
-import socket
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+from stream import Server  # bench/ is on sys.path when run as a script
 
 MODEL = "claude-bench"
 
@@ -103,55 +104,6 @@ def _event(data: dict[str, Any]) -> bytes:
 def events_for_megabytes(megabytes: float) -> int:
     per_event = len(make_body(1000)) / 1000
     return int(megabytes * 1_000_000 / per_event)
-
-
-class Server:
-    """HTTP/1.1 keep-alive server answering every POST with the same SSE body."""
-
-    def __init__(self, body: bytes) -> None:
-        self.body = body
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        reader = conn.makefile("rb")
-        head = (
-            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-            b"content-length: %d\r\n\r\n" % len(self.body)
-        )
-        try:
-            while True:
-                if not reader.readline():
-                    return
-                length = 0
-                while True:
-                    header = reader.readline()
-                    if header in (b"\r\n", b"\n", b""):
-                        break
-                    name, _, value = header.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                reader.read(length)
-                conn.sendall(head)
-                view = memoryview(self.body)
-                for start in range(0, len(view), 1 << 16):
-                    conn.sendall(view[start : start + (1 << 16)])
-        except OSError:
-            return
-        finally:
-            conn.close()
 
 
 def start_server(events: int) -> tuple[subprocess.Popen[str], str]:
@@ -273,7 +225,7 @@ def main() -> int:
     args = parser.parse_args()
     DELTA_CHARS, SHAPE = args.delta_chars, args.shape
     if args.serve:
-        server = Server(make_body(args.events))
+        server = Server(make_body(args.events), b"text/event-stream")
         print(server.url, flush=True)
         threading.Event().wait()
         return 0
