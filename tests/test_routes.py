@@ -78,3 +78,13 @@ def test_an_error_class_checks_its_kind_and_wait() -> None:
     # A variant made with dataclasses.replace is checked again.
     with pytest.raises(ValueError, match="never falls back"):
         dataclasses.replace(error_class, kind="bad_request")
+
+
+def test_a_free_price_is_zero_for_every_kind_of_token() -> None:
+    from decimal import Decimal
+
+    from modelplug.routes import Price
+
+    free = Price.free()
+    assert (free.input, free.output, free.cache_read, free.cache_write) == (Decimal(0),) * 4
+    assert free.web_search is None

@@ -36,6 +36,12 @@ class Price:
     cache_write: Decimal | None = None
     web_search: Decimal | None = None
 
+    @classmethod
+    def free(cls) -> Price:
+        """Nothing for any kind of token: a model on a server of your own."""
+        zero = Decimal(0)
+        return cls(input=zero, output=zero, cache_read=zero, cache_write=zero)
+
     def __post_init__(self) -> None:
         for spec in dataclasses.fields(self):
             value = getattr(self, spec.name)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import ipaddress
-from decimal import Decimal
 
 from modelplug.plugin import (
     ConfigError,
@@ -167,9 +166,7 @@ def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route |
     # Ollama's ``format`` takes a JSON schema for every model it serves.
     info = ModelInfo(structured_output="native")
     if endpoint.local:
-        info.price = Price(
-            input=Decimal(0), output=Decimal(0), cache_read=Decimal(0), cache_write=Decimal(0)
-        )
+        info.price = Price.free()
         info.price_source = "local (free)"
     known = settings.model_settings(provider, model)
     if known is None or known.context_window is None:

@@ -4,7 +4,6 @@ type ``openai-compatible``, and turning a spec into a Route."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
 
 from modelplug.plugin import (
     ConfigError,
@@ -136,9 +135,7 @@ def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route |
     # server nothing is assumed, and core picks tool or prompt mode.
     info = ModelInfo(structured_output="native" if endpoint.server in STRUCTURED_SERVERS else None)
     if endpoint.local:
-        info.price = Price(
-            input=Decimal(0), output=Decimal(0), cache_read=Decimal(0), cache_write=Decimal(0)
-        )
+        info.price = Price.free()
         info.price_source = "local (free)"
         known = settings.model_settings(provider, model)
         if known is None or known.context_window is None:
