@@ -62,7 +62,7 @@ def unpack(sdist: Path, into: Path) -> Path:
         if hasattr(tarfile, "data_filter"):
             tar.extractall(into, filter="data")
         else:  # Python before 3.11.4 (Debian 12's 3.11.2) has no extraction filters
-            tar.extractall(into)  # noqa: S202 - our own sdist, built a moment ago
+            tar.extractall(into)  # our own sdist, built a moment ago
     (folder,) = [p for p in into.iterdir() if p.is_dir()]
     return folder
 
