@@ -241,11 +241,15 @@ class WireServer:
         self.stop()
 
     @property
+    def port(self) -> int:
+        """The port the server listens on (chosen by the system at ``start()``)."""
+        assert self._server is not None, "start() the server first"
+        return int(self._server.server_address[1])
+
+    @property
     def url(self) -> str:
         """``http://127.0.0.1:<port>``."""
-        assert self._server is not None, "start() the server first"
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"http://127.0.0.1:{self.port}"
 
     # -- queueing -----------------------------------------------------------------------
 
