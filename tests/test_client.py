@@ -112,6 +112,47 @@ def test_sync_stream_pays_no_thread_hop_outside_a_loop(make_client: Any) -> None
     assert seen == {threading.get_ident()}
 
 
+def test_sync_stream_hands_over_a_bounded_batch_of_a_burst(make_client: Any) -> None:
+    # A burst of events with no wait between them (one network read can complete
+    # hundreds) reaches the sync consumer in batches of at most HANDOVER, in order.
+    from modelplug import hookimpl
+    from modelplug.client import HANDOVER
+    from modelplug.types import Endpoint, Route
+
+    produced: list[int] = []
+    ahead: list[int] = []
+    burst = HANDOVER * 5 + 3
+
+    class Burst:
+        name = "burst"
+
+        @hookimpl
+        def modelplug_resolve(self, spec: str) -> Any:
+            return Route(provider="burst", model="m", endpoint=Endpoint(type="burst"))
+
+        @hookimpl
+        def modelplug_stream(self, route: Any) -> Any:
+            async def run() -> Any:
+                from modelplug.types import Response
+
+                for n in range(burst):
+                    produced.append(n)
+                    yield TextDelta(text=f"{n} ")
+                yield Done(response=Response.partial(route.name, "", ""))
+
+            return run() if route.provider == "burst" else None
+
+    client: Client = make_client(Burst())
+    words = []
+    for event in client.stream("burst/m", "x"):
+        if isinstance(event, TextDelta):
+            ahead.append(len(produced) - len(words))
+            words.append(event.text)
+    assert words == [f"{n} " for n in range(burst)]
+    # Ahead of the consumer: at most one batch, and the event on its way into the next.
+    assert max(ahead) <= HANDOVER + 1
+
+
 def test_async_api_and_sync_api_give_the_same_response(make_client: Any) -> None:
     client: Client = make_client()
     sync = client.complete("echo", "same words here")
