@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from .errors import ErrorClass, ModelError, ModelplugError, RequestError, describe_error
 from .http_pool import OpenStreams, http_options, pool_notice
 from .redact import clean_exception, redact, redact_data
+from .splice import Splice, SpliceReader
 from .types import (
     Done,
     Event,
@@ -78,33 +79,58 @@ async def guarded_stream(
     # The guard lives inline (not in a nested generator): one async-generator layer
     # less per event on the hot path. It keeps what was shown (for a partial
     # Response), prices the Done, redacts notices and turns failures into ModelError.
+    # The policies hand it the provider's stream once they have made their decisions
+    # (see modelplug.splice), so on the hot path it reads that stream itself.
     text: list[str] = []
     thought: list[str] = []
     done = False
     # A failure is raised after the except blocks, not inside them: raised there it
     # would chain the raw exception being handled as its __context__.
     failure: ModelplugError | None = None
+    reader = SpliceReader(stream)
     try:
         if notice is not None:
             yield notice
-        async for event in stream:
-            kind = type(event)
-            if kind is TextDelta:
-                text.append(event.text)  # type: ignore[union-attr]
-            elif kind is Done:
-                yield Done(response=_finish(client, route, event.response))  # type: ignore[union-attr]
-                done = True
+        while True:
+            finished: list[Event] | None = None
+            handed: tuple[list[Event], Exception | None] | None = None
+            try:
+                async for event in reader.source:
+                    kind = type(event)
+                    if kind is TextDelta:
+                        text.append(event.text)  # type: ignore[union-attr]
+                    elif kind is Done:
+                        finished = await reader.done(event)  # type: ignore[arg-type]
+                        break
+                    elif kind is Splice:
+                        reader.take(event)  # type: ignore[arg-type]
+                        break
+                    elif kind is ThinkingDelta:
+                        thought.append(event.text)  # type: ignore[union-attr]
+                    elif kind is Notice:
+                        event = _redacted(event)  # type: ignore[arg-type]
+                    yield event
+                else:
+                    break  # ended without a Done: reported below
+            except Exception as exc:
+                if not reader.finishers:
+                    raise
+                handed = await reader.failed(exc)
+            if handed is not None:
+                said, error = handed
+                for event in said:
+                    yield _shown(event, text, thought)
+                if error is None:
+                    break
+                raise error
+            if finished is not None:
+                for event in finished:
+                    if type(event) is Done:
+                        yield Done(response=_finish(client, route, event.response))
+                        done = True
+                        break
+                    yield _shown(event, text, thought)
                 break
-            elif kind is ThinkingDelta:
-                thought.append(event.text)  # type: ignore[union-attr]
-            elif kind is Notice:
-                event = event.model_copy(
-                    update={
-                        "message": redact(event.message),  # type: ignore[union-attr]
-                        "details": redact_data(event.details),  # type: ignore[union-attr]
-                    }
-                )
-            yield event
     except ModelError as exc:
         if exc.partial is None:
             # Named for the model that failed (a fallback's), not the one asked.
@@ -130,9 +156,7 @@ async def guarded_stream(
         streams.count -= 1
         # Close the provider's stream now, not at garbage collection: an abort must
         # reach it while its HTTP client is still open (to cancel a batch, say).
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        await reader.aclose()
     if failure is not None:
         raise clean_error(failure)
     if not done:
@@ -142,6 +166,24 @@ async def guarded_stream(
             route=route,
             partial=_partial(route, text, thought),
         )
+
+
+def _redacted(notice: Notice) -> Notice:
+    return notice.model_copy(
+        update={"message": redact(notice.message), "details": redact_data(notice.details)}
+    )
+
+
+def _shown(event: Event, text: list[str], thought: list[str]) -> Event:
+    """An event a policy yielded at the end of a spliced stream, as the hot loop would
+    have shown it."""
+    if isinstance(event, TextDelta):
+        text.append(event.text)
+    elif isinstance(event, ThinkingDelta):
+        thought.append(event.text)
+    elif isinstance(event, Notice):
+        return _redacted(event)
+    return event
 
 
 def clean_error(error: ModelplugError) -> ModelplugError:

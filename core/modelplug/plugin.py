@@ -48,7 +48,11 @@ Structured output
 
 Policies
     :func:`find_policies` (the policies of one kind registered on a client, so a policy
-    can step aside for a user's own or skip them all when it re-opens a stream).
+    can step aside for a user's own or skip them all when it re-opens a stream);
+    :class:`Offer`, :class:`Splice` and :class:`SpliceReader` (see
+    :mod:`modelplug.splice`): a wrapper that has made its decisions hands the rest of
+    the stream to its consumer and is sent the Done back, instead of passing every
+    event on itself.
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ __all__ = [
     "ModelplugWarning",
     "NDJSONFramer",
     "NoProviderError",
+    "Offer",
     "PluginError",
     "PluginLoadError",
     "Price",
@@ -81,6 +86,8 @@ __all__ = [
     "Route",
     "SSEFramer",
     "Settings",
+    "Splice",
+    "SpliceReader",
     "TextCallError",
     "UnknownProviderError",
     "Untranslatable",
@@ -154,6 +161,9 @@ _WHERE = {
     "retry_after_of": "builtin.classify",
     "parse_retry_after": "builtin.classify",
     "SSEFramer": "sse",
+    "Offer": "splice",
+    "Splice": "splice",
+    "SpliceReader": "splice",
     "NDJSONFramer": "ndjson",
     "HTTPOptions": "http_pool",
     "http_limits": "http_pool",
@@ -243,4 +253,5 @@ if TYPE_CHECKING:
         is_loopback_url,
         warn,
     )
+    from .splice import Offer, Splice, SpliceReader
     from .sse import SSEFramer

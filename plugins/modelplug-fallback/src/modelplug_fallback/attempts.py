@@ -8,7 +8,7 @@ everything that happens after a failure is decided by plain methods that return 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from inspect import isawaitable
@@ -21,7 +21,10 @@ from modelplug.plugin import (
     ModelError,
     ModelplugError,
     NoProviderError,
+    Offer,
     PluginLoadError,
+    Splice,
+    SpliceReader,
     UnknownProviderError,
     describe_error,
 )
@@ -122,11 +125,16 @@ class Attempts:
     # -- the loop -----------------------------------------------------------------------
 
     async def events(
-        self, stream: AsyncIterator[Event] | None, pending: Exception | None
-    ) -> AsyncIterator[Event]:
+        self, offer: Offer, stream: AsyncIterator[Event] | None, pending: Exception | None
+    ) -> AsyncGenerator[Any, Any]:
         """The stream the caller sees: ``stream`` (or the error ``pending`` that opening
         it raised), then retries and fallbacks as the options allow. The inner loop is
-        the only per-event code; every decision is a method returning a Step."""
+        the only per-event code; every decision is a method returning a Step.
+
+        Once output has been shown no attempt is restarted, so when the caller takes
+        splices (``offer.accepted``) the rest of the stream is handed to it there, and
+        its Done or failure comes back through :meth:`after_handover`.
+        """
         self.started = self.policy.clock()
         index, current = 0, self.route
         cooling = self.store.remaining(current.name)
@@ -142,45 +150,69 @@ class Attempts:
         else:
             self.start_here(False)
         waited = produced = False
+        handing = offer.accepted
         text: list[str] = []
         thought: list[str] = []
+        # Reads the attempt's stream; an inner policy (limits) may hand it its rest.
+        reader: SpliceReader | None = None
         try:
             while True:
                 try:
                     if pending is not None:
                         opening_error, pending = pending, None
                         raise opening_error
-                    if stream is None:
-                        stream = await self.open(current)
-                    async for event in stream:
-                        if waited:
-                            yield notices.recovered(
-                                current.name, self.retries, self.options.retries
-                            )
-                            waited = False
-                        if type(event) is TextDelta:
-                            # The hot path, by identity: isinstance on a pydantic class
-                            # costs ~0.1 us, three of them a third of this layer.
-                            produced = True
-                            text.append(event.text)
-                            yield event
-                            continue
-                        if isinstance(event, Done):
-                            if self.tried_cooling:  # a cooling model answered: it is back
-                                await _settled(self.store.clear(current.name))
-                            yield self.done(current, event)
-                            return
-                        if isinstance(event, OUTPUT):
-                            produced = True
-                            if isinstance(event, TextDelta):
+                    if reader is None:
+                        reader = SpliceReader(stream or await self.open(current))
+                        stream = None
+                    while True:
+                        async for event in reader.source:
+                            if waited:
+                                yield notices.recovered(
+                                    current.name, self.retries, self.options.retries
+                                )
+                                waited = False
+                            if type(event) is TextDelta:
+                                # The hot path, by identity: isinstance on a pydantic
+                                # class costs ~0.1 us, three of them a third of this layer.
+                                produced = True
                                 text.append(event.text)
-                            elif isinstance(event, ThinkingDelta):
-                                thought.append(event.text)
-                        yield event
-                    return  # ended without Done: core reports it
+                                yield event
+                                if handing:
+                                    break
+                                continue
+                            if type(event) is Splice:
+                                reader.take(event)
+                                break
+                            if isinstance(event, Done):
+                                for shown in await reader.done(event):
+                                    if isinstance(shown, Done):
+                                        yield await self.answer(current, shown)
+                                        return
+                                    yield shown
+                                return  # an inner policy made no Done: core reports it
+                            if isinstance(event, OUTPUT):
+                                produced = True
+                                if isinstance(event, TextDelta):
+                                    text.append(event.text)
+                                elif isinstance(event, ThinkingDelta):
+                                    thought.append(event.text)
+                            yield event
+                            if handing and produced:
+                                break
+                        else:
+                            return  # ended without Done: core reports it
+                        if handing and produced:
+                            break
                 except Exception as exc:
-                    await _close(stream)
-                    stream = None
+                    if reader is not None and reader.finishers:
+                        said, raised = await reader.failed(exc)
+                        for event in said:
+                            yield event
+                        if raised is None:
+                            return
+                        exc = raised
+                    await _close(reader or stream)
+                    reader = stream = None
                     step = await self.after_failure(exc, current, index, produced, text, thought)
                     for notice in step.notices:
                         yield notice
@@ -189,8 +221,36 @@ class Attempts:
                     if step.error is not None:
                         raise step.error from exc
                     index, current, waited = await self.take(step, index, current)
+                    continue
+                break
+            # Output was shown and the caller takes splices: it reads on from here.
+            assert reader is not None
+            failure: BaseException | None = None
+            try:
+                done = yield Splice(reader.source)
+            except Exception as exc:
+                said, raised = await reader.failed(exc)
+                for event in said:
+                    yield event
+                if raised is None:
+                    return
+                # The caller saw the output and keeps it: the partial is its to attach.
+                failure = self.after_output(raised, current, None, None)
+            if failure is not None:
+                raise failure
+            for shown in await reader.done(done):
+                if isinstance(shown, Done):
+                    yield await self.answer(current, shown)
+                    return
+                yield shown
         finally:
-            await _close(stream)
+            await _close(reader or stream)
+
+    async def answer(self, route: Route, event: Done) -> Done:
+        """The Done of ``route``: a cooling model that answered is back."""
+        if self.tried_cooling:
+            await _settled(self.store.clear(route.name))
+        return self.done(route, event)
 
     async def begin_elsewhere(self) -> tuple[int, Route, list[Notice]]:
         """Where to start while the route asked for cools down: another candidate that
@@ -397,17 +457,23 @@ class Attempts:
         )
 
     def after_output(
-        self, exc: Exception, route: Route, text: list[str], thought: list[str]
+        self, exc: Exception, route: Route, text: list[str] | None, thought: list[str] | None
     ) -> BaseException:
         """A failure after output, raised as it is with the output so far (never
-        restarted: that would repeat text or tool calls)."""
+        restarted: that would repeat text or tool calls). ``text`` None: the caller
+        read the output itself (a splice) and attaches the partial, named for
+        ``route``, the error's route."""
         if route is self.route or (
             isinstance(exc, ModelplugError) and not isinstance(exc, ModelError)
         ):
             return exc  # core attaches the partial output it saw to a model error
         partial = getattr(exc, "partial", None)
         if not isinstance(partial, Response):
-            partial = Response.partial(route.name, "".join(text), "".join(thought))
+            partial = (
+                None
+                if text is None
+                else Response.partial(route.name, "".join(text), "".join(thought or []))
+            )
         if isinstance(exc, ModelError):
             if exc.partial is None:
                 exc.partial = partial

@@ -15,7 +15,7 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from modelplug.plugin import find_policies, hookimpl
+from modelplug.plugin import Offer, find_policies, hookimpl
 from modelplug.types import Event, Request, Route
 
 from .attempts import NEVER_RETRY, UNBUILDABLE, Attempts
@@ -107,7 +107,7 @@ class FallbackPolicy:
         """The stream the caller sees: ``stream`` (or ``first_error``) on ``route``,
         then retries and fallbacks as the options allow."""
         call = Attempts(self, self.options_for(client), route, request, client)
-        return call.events(stream, first_error)
+        return Offer(lambda offer: call.events(offer, stream, first_error))
 
     def options_for(self, client: Client) -> FallbackOptions:
         """This policy's options on ``client``, validated on the client's first call

@@ -13,10 +13,10 @@ import asyncio
 import math
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from modelplug.plugin import find_policies, hookimpl
+from modelplug.plugin import Offer, Splice, find_policies, hookimpl
 from modelplug.types import Done, Notice, Response
 
 from .errors import rate_limited
@@ -89,8 +89,8 @@ class LimitsPolicy:
         stream = yield
         if stream is None:
             return None
-        options, store = self.setup(client)
-        return self.guard(stream, route, request, client, options, store)
+        setup = self.setup(client)
+        return Offer(lambda offer: self.guard(offer, stream, route, request, client, *setup))
 
     def setup(self, client: Client) -> tuple[LimitsOptions, CounterStore]:
         """This policy's options and store on ``client``, made on its first call."""
@@ -104,15 +104,18 @@ class LimitsPolicy:
 
     async def guard(
         self,
+        offer: Offer,
         stream: AsyncIterator[Event],
         route: Route,
         request: Request,
         client: Client,
         options: LimitsOptions,
         store: CounterStore,
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Any, Any]:
         """Reserve (waiting with a Notice while there is no room), pass the events
-        through, settle on the Done."""
+        through, settle on the Done. A consumer that takes splices (core's guard, the
+        fallback policy) reads the events itself once the reservation is made, and
+        sends the Done back here (see modelplug.splice)."""
         try:
             plan = plan_attempt(options, route, request, client, self.clock())
             while True:
@@ -130,6 +133,13 @@ class LimitsPolicy:
                     await self.sleep(wait)
                 plan = plan_attempt(options, route, request, client, self.clock())
             try:
+                if offer.accepted:
+                    done: Done = yield Splice(stream)
+                    said = await self.settle(plan, done.response, client, store)
+                    if said:
+                        yield degraded(said)
+                    yield done
+                    return
                 async for event in stream:
                     if type(event) is Done:
                         said = await self.settle(plan, event.response, client, store)
