@@ -98,17 +98,17 @@ async def guarded_stream(
                 async for event in reader.source:
                     kind = type(event)
                     if kind is TextDelta:
-                        text.append(event.text)  # type: ignore[union-attr]
+                        text.append(event.text)
                     elif kind is Done:
-                        finished = await reader.done(event)  # type: ignore[arg-type]
+                        finished = await reader.done(event)
                         break
                     elif kind is Splice:
-                        reader.take(event)  # type: ignore[arg-type]
+                        reader.take(event)
                         break
                     elif kind is ThinkingDelta:
-                        thought.append(event.text)  # type: ignore[union-attr]
+                        thought.append(event.text)
                     elif kind is Notice:
-                        event = _redacted(event)  # type: ignore[arg-type]
+                        event = _redacted(event)
                     yield event
                 else:
                     break  # ended without a Done: reported below
@@ -117,13 +117,14 @@ async def guarded_stream(
                     raise
                 handed = await reader.failed(exc)
             if handed is not None:
-                said, error = handed
-                for event in said:
-                    yield _shown(event, text, thought)
-                if error is None:
-                    break
-                raise error
+                finished, error = handed
+                if error is not None:
+                    for event in finished:
+                        yield _shown(event, text, thought)
+                    raise error
             if finished is not None:
+                # A policy's last words (a policy that swallowed a failure may end
+                # with a Done of its own).
                 for event in finished:
                     if type(event) is Done:
                         yield Done(response=_finish(client, route, event.response))

@@ -82,7 +82,11 @@ def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIte
     ``wrapper=True`` implementations of this same hook: they receive the provider's
     iterator from ``yield`` and return one that wraps it. A wrapper that re-opens a
     stream calls ``client.open_stream(route, request, exclude=[...])`` with the policies
-    of its kind (:func:`modelplug.plugin.find_policies`), so policies never nest.
+    of its kind (:func:`modelplug.plugin.find_policies`), so policies never nest. A
+    wrapper that only decides things before the output and at the end returns an
+    :class:`~modelplug.plugin.Offer`: once its decisions are made it hands the rest of
+    the stream to a consumer that takes it and is sent the Done (or thrown the failure)
+    back, so it costs nothing per event (see :mod:`modelplug.splice`).
 
     :param route: the resolved route (no key in it; read the key with
         ``client.settings.api_key(route)`` when the request is sent).

@@ -205,8 +205,8 @@ class Attempts:
                             break
                 except Exception as exc:
                     if reader is not None and reader.finishers:
-                        said, raised = await reader.failed(exc)
-                        for event in said:
+                        last_words, raised = await reader.failed(exc)
+                        for event in last_words:
                             yield event
                         if raised is None:
                             return
@@ -229,8 +229,8 @@ class Attempts:
             try:
                 done = yield Splice(reader.source)
             except Exception as exc:
-                said, raised = await reader.failed(exc)
-                for event in said:
+                last_words, raised = await reader.failed(exc)
+                for event in last_words:
                     yield event
                 if raised is None:
                     return
@@ -490,7 +490,7 @@ async def _settled(result: object) -> None:
         await result
 
 
-async def _close(stream: AsyncIterator[Event] | None) -> None:
+async def _close(stream: object) -> None:
     aclose = getattr(stream, "aclose", None)
     if aclose is not None:
         await aclose()
