@@ -154,7 +154,8 @@ async def stream_chat(
     # One scanner per stream (its memo is not shared); typeshed does not declare it.
     # Called directly, it skips json.loads' two regex matches and two Python frames.
     scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-    known, plain = KNOWN_FIELDS, PLAIN_DELTA
+    # A bound issuperset takes the dict itself: no keys view per event.
+    all_known, plain = KNOWN_FIELDS.issuperset, PLAIN_DELTA
     fast = False  # opens after the first event (read in full), when no text is held
     sniff = True
     try:
@@ -188,7 +189,7 @@ async def stream_chat(
                                 and end == len(data)
                                 and choice.get("finish_reason") is None
                                 and not choice.get("index")
-                                and obj.keys() <= known
+                                and all_known(obj)
                                 and (len(delta) == 1 or delta.keys() <= plain)
                             ):
                                 text.append(content)
