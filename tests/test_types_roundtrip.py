@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from decimal import Decimal
 
 import pytest
@@ -238,3 +239,16 @@ def test_unvalidated_text_delta_equals_a_validated_one(text: str) -> None:
     assert fast.model_fields_set == {"text"}
     assert repr(fast) == repr(TextDelta(text=text))
     assert TypeAdapter(Event).validate_json(fast.model_dump_json()) == fast
+
+
+def test_changing_one_unvalidated_delta_leaves_the_others_as_they_were() -> None:
+    changed, other = TextDelta.of("a"), TextDelta.of("b")
+    changed.text = "c"
+    changed.type = "text_delta"
+    copied = other.model_copy(update={"type": "text_delta"})
+
+    assert changed.text == "c" and changed.model_fields_set == {"text", "type"}
+    assert copied.model_fields_set == {"text", "type"}
+    assert other.model_fields_set == {"text"} and TextDelta.of("d").model_fields_set == {"text"}
+    assert other.model_dump(exclude_unset=True) == {"text": "b"}
+    assert pickle.loads(pickle.dumps(other)) == other
