@@ -4,13 +4,14 @@ exclude=<fallback policies>)``). A failed attempt keeps its whole reservation.""
 
 from __future__ import annotations
 
+import asyncio
 from decimal import Decimal
 from typing import Any
 
 import pytest
 from modelplug.plugin import ModelError
 from modelplug.testing import FakeModel, text
-from modelplug.types import Notice, Price, Usage
+from modelplug.types import Done, Notice, Price, Usage
 
 pytest.importorskip("modelplug_fallback", reason="composition with modelplug-fallback")
 from modelplug_fallback.cooldowns import MemoryCooldowns
@@ -86,3 +87,49 @@ def test_modelplug_stream_the_limits_wrapper_runs_inside_the_fallback_wrapper(
 
     # pluggy calls the last first: the fallback is outermost, limits innermost.
     assert [w.modelplug_policy for w in wrappers] == ["limits", "fallback"]
+
+
+def test_modelplug_stream_a_retry_is_announced_recovered_only_once_the_model_answers(
+    client_with: Any, fallback: Any, http_error: Any
+) -> None:
+    # The limits policy hands the fallback policy the retry's stream as soon as its
+    # reservation is made; "recovered" must still wait for the model's first event.
+    from modelplug import hookimpl
+    from modelplug.types import Route, TextDelta
+
+    answered: list[bool] = []
+
+    class Flaky:
+        name = "flaky"
+        calls = 0
+
+        @hookimpl
+        def modelplug_resolve(self, spec: str) -> Route | None:
+            return Route(provider="flaky", model="m") if spec == "flaky/m" else None
+
+        @hookimpl
+        def modelplug_stream(self, route: Route) -> Any:
+            if route.provider != "flaky":
+                return None
+            self.calls += 1
+            first = self.calls == 1
+
+            async def events() -> Any:
+                if first:
+                    raise http_error(503)
+                answered.append(True)
+                yield TextDelta(text="ok")
+                yield Done(response=text("ok").model_copy(update={"model": "flaky/m"}))
+
+            return events()
+
+    client = client_with(fallback, Flaky())
+    seen: list[bool] = []
+
+    def on_event(event: Any) -> None:
+        if isinstance(event, Notice) and event.details.get("phase") == "recovered":
+            seen.append(bool(answered))
+
+    # Async: on_event runs as each event comes (the sync facade hands them in batches).
+    response = asyncio.run(client.acomplete("flaky/m", "hi", on_event=on_event))
+    assert response.text == "ok" and seen == [True]

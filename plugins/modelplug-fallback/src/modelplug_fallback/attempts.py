@@ -132,8 +132,9 @@ class Attempts:
         the only per-event code; every decision is a method returning a Step.
 
         Once output has been shown no attempt is restarted, so when the caller takes
-        splices (``offer.accepted``) the rest of the stream is handed to it there, and
-        its Done or failure comes back through :meth:`after_handover`.
+        splices (``offer.accepted``) the rest of the stream is handed to it there
+        (``yield Splice``), and its Done is sent back, or its failure thrown in, at that
+        ``yield`` (see modelplug.splice).
         """
         self.started = self.policy.clock()
         index, current = 0, self.route
@@ -166,6 +167,10 @@ class Attempts:
                         stream = None
                     while True:
                         async for event in reader.source:
+                            if type(event) is Splice:
+                                # An inner policy (limits) made its reservation.
+                                reader.take(event)
+                                break
                             if waited:
                                 yield notices.recovered(
                                     current.name, self.retries, self.options.retries
@@ -180,9 +185,6 @@ class Attempts:
                                 if handing:
                                     break
                                 continue
-                            if type(event) is Splice:
-                                reader.take(event)
-                                break
                             if isinstance(event, Done):
                                 for shown in await reader.done(event):
                                     if isinstance(shown, Done):
@@ -226,18 +228,21 @@ class Attempts:
             # Output was shown and the caller takes splices: it reads on from here.
             assert reader is not None
             failure: BaseException | None = None
+            cause: Exception | None = None
             try:
                 done = yield Splice(reader.source)
             except Exception as exc:
-                last_words, raised = await reader.failed(exc)
+                last_words, cause = await reader.failed(exc)
                 for event in last_words:
                     yield event
-                if raised is None:
+                if cause is None:
                     return
                 # The caller saw the output and keeps it: the partial is its to attach.
-                failure = self.after_output(raised, current, None, None)
+                failure = self.after_output(cause, current, None, None)
             if failure is not None:
-                raise failure
+                if failure is cause:
+                    raise failure
+                raise failure from cause
             for shown in await reader.done(done):
                 if isinstance(shown, Done):
                     yield await self.answer(current, shown)
