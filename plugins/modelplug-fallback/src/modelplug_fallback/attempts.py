@@ -240,7 +240,7 @@ class Attempts:
                 # The caller saw the output and keeps it: the partial is its to attach.
                 failure = self.after_output(cause, current, None, None)
             if failure is not None:
-                if failure is cause:
+                if failure is cause or cause is None:
                     raise failure
                 raise failure from cause
             for shown in await reader.done(done):
