@@ -84,7 +84,11 @@ def show(wire: str, counts: dict[str, float]) -> None:
     )
     if ALONE in counts:
         alone = counts[ALONE] / counts["raw async"]
-        print(f"  of which openai-compat alone / raw async  {alone:5.2f}x (the rest: policies)")
+        policies = counts["modelplug async"] - counts[ALONE]
+        print(
+            f"  openai-compat alone / raw async  {alone:5.2f}x; the policies add "
+            f"{policies:,.0f} instructions per event (they hand the stream over)"
+        )
 
 
 def main() -> int:
