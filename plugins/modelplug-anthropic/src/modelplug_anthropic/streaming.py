@@ -76,6 +76,7 @@ async def stream_messages(
             framer = SSEFramer()
             feed = framer.feed
             loads = json.loads
+            text_delta = TextDelta.of  # bound once: a classmethod binds on every call
             text_block = reader.text_block
             sniffed = b""
             seen = 0  # events read
@@ -101,7 +102,7 @@ async def stream_messages(
                                 if pieces is not None and type(text) is str:
                                     if text:
                                         pieces.append(text)
-                                        yield TextDelta.of(text)
+                                        yield text_delta(text)
                                     continue
                         for event in _slow_event(route, reader, name, obj, data):
                             yield event

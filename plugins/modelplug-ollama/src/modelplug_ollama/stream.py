@@ -321,6 +321,7 @@ async def stream_chat(
         # One scanner per stream (its memo is not shared); typeshed does not declare it.
         # json.loads would add two regex matches and two Python frames per line.
         scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+        text_delta = TextDelta.of  # bound once: a classmethod binds on every call
         fast = False  # opens after the first line (read in full: it names the model)
         # Kept, to be closed here: reading stops at the final line, and an iterator left
         # open would be closed by the event loop later, or never.
@@ -345,7 +346,7 @@ async def stream_chat(
                                 content = message["content"]
                                 if type(content) is str and content:
                                     append(content)
-                                    yield TextDelta.of(content)
+                                    yield text_delta(content)
                                     continue
                         except (KeyError, TypeError):
                             pass

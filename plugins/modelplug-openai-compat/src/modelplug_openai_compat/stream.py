@@ -154,6 +154,7 @@ async def stream_chat(
     # One scanner per stream (its memo is not shared); typeshed does not declare it.
     # Called directly, it skips json.loads' two regex matches and two Python frames.
     scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+    text_delta = TextDelta.of  # bound once: a classmethod binds on every call
     # A bound issuperset takes the dict itself: no keys view per event.
     all_known, plain = KNOWN_FIELDS.issuperset, PLAIN_DELTA
     fast = False  # opens after the first event (read in full), when no text is held
@@ -193,7 +194,7 @@ async def stream_chat(
                                 and (len(delta) == 1 or delta.keys() <= plain)
                             ):
                                 text.append(content)
-                                yield TextDelta.of(content)
+                                yield text_delta(content)
                                 continue
                         except (StopIteration, ValueError, LookupError, TypeError, AttributeError):
                             pass

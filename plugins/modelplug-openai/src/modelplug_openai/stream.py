@@ -290,6 +290,7 @@ async def stream_responses(
         feed = framer.feed
         # One scanner per stream (its memo is not shared); typeshed does not declare it.
         scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+        text_delta = TextDelta.of  # bound once: a classmethod binds on every call
         try:
             if response.headers.get("content-type", "").startswith("application/json"):
                 # A server that ignored stream=true: its whole response is the end.
@@ -312,7 +313,7 @@ async def stream_responses(
                                 if type(delta) is str and end == len(data):
                                     if delta:
                                         text.append(delta)
-                                        yield TextDelta.of(delta)
+                                        yield text_delta(delta)
                                     continue
                                 # Anything odd is read in full, and reported there.
                             for event in acc.event(name, data):
