@@ -6,7 +6,7 @@ knows nothing of splices reads the same policy as a plain stream."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -69,48 +69,34 @@ class Outer(Policy):
         return (yield from Policy.modelplug_stream(self, route, request, client))
 
 
-class Hanging:
-    """A provider (``hanging/m``) that shows a word, then waits for ever."""
+class Provider:
+    """A provider (``<name>/m``) whose stream is ``events()``."""
 
-    name = "hanging"
-
-    @hookimpl
-    def modelplug_resolve(self, spec: str) -> Route | None:
-        return Route(provider="hanging", model="m") if spec == "hanging/m" else None
-
-    @hookimpl
-    def modelplug_stream(self, route: Route) -> AsyncIterator[Event] | None:
-        if route.provider != "hanging":
-            return None
-
-        async def events() -> AsyncIterator[Event]:
-            yield TextDelta(text="first")
-            await asyncio.sleep(3600)
-            yield TextDelta(text="never")
-
-        return events()
-
-
-class Failing:
-    """A provider (``failing/m``) that shows two words, then fails."""
-
-    name = "failing"
+    def __init__(self, name: str, events: Callable[[], AsyncIterator[Event]]) -> None:
+        self.name = name
+        self.events = events
 
     @hookimpl
     def modelplug_resolve(self, spec: str) -> Route | None:
-        return Route(provider="failing", model="m") if spec == "failing/m" else None
+        return Route(provider=self.name, model="m") if spec == f"{self.name}/m" else None
 
     @hookimpl
     def modelplug_stream(self, route: Route) -> AsyncIterator[Event] | None:
-        if route.provider != "failing":
-            return None
+        return self.events() if route.provider == self.name else None
 
-        async def events() -> AsyncIterator[Event]:
-            yield TextDelta(text="two ")
-            yield TextDelta(text="words")
-            raise ConnectionResetError("the connection dropped")
 
-        return events()
+async def hanging() -> AsyncIterator[Event]:
+    """A word, then a wait for ever."""
+    yield TextDelta(text="first")
+    await asyncio.sleep(3600)
+    yield TextDelta(text="never")
+
+
+async def failing() -> AsyncIterator[Event]:
+    """Two words, then a dropped connection."""
+    yield TextDelta(text="two ")
+    yield TextDelta(text="words")
+    raise ConnectionResetError("the connection dropped")
 
 
 def messages(events: list[Event]) -> list[str]:
@@ -135,7 +121,7 @@ def test_a_failure_of_the_rest_is_thrown_into_the_policy_and_raised_after_its_no
     make_client: Any,
 ) -> None:
     policy = Policy()
-    client = make_client(Failing(), policy)
+    client = make_client(Provider("failing", failing), policy)
     seen: list[Event] = []
 
     with pytest.raises(ModelError, match="the connection dropped") as caught:
@@ -165,7 +151,7 @@ def test_nested_policies_finish_innermost_first(make_client: Any) -> None:
 
 def test_an_abort_closes_the_waiting_policy(make_client: Any) -> None:
     policy = Policy()
-    client = make_client(Hanging(), policy)
+    client = make_client(Provider("hanging", hanging), policy)
 
     for event in client.stream("hanging/m", "hi"):
         if isinstance(event, TextDelta):
