@@ -1,9 +1,11 @@
 """One call's attempts: the loop that streams, and the decision after each failure.
 
 :meth:`Attempts.events` is the only async generator between the provider's stream and
-the caller: its inner ``async for`` passes events through with two checks each, and
-everything that happens after a failure is decided by plain methods that return a
-:class:`Step` (notices to yield, then raise, wait and retry, or switch).
+the caller, and only until the first output: then it hands the rest to a caller that
+takes splices (core's call guard) and is sent the Done back (see modelplug.splice); a
+caller that does not gets every event passed on with two checks each. Everything that
+happens after a failure is decided by plain methods that return a :class:`Step`
+(notices to yield, then raise, wait and retry, or switch).
 """
 
 from __future__ import annotations
