@@ -509,13 +509,13 @@ class Client:
                 future.set_result(None)
 
         async def pump() -> None:
-            append = ready.append
+            append, handover = ready.append, HANDOVER
             try:
                 async for item in make():
                     append(item)
                     if waiting:
                         wake()
-                    elif len(ready) >= HANDOVER:
+                    elif len(ready) >= handover:
                         # Let the consumer take these before reading on (see HANDOVER).
                         await _yield_to_loop()
             except BaseException as exc:
