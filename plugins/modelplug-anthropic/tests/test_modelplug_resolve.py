@@ -127,17 +127,15 @@ def test_modelplug_providers_lists_presets_and_user_defined(
 
 def test_importing_the_plugin_does_not_import_the_sdk(tmp_path: Path) -> None:
     code = (
-        "import sys, time\n"
+        "import sys\n"
         "import modelplug.plugins, modelplug.types, modelplug.settings\n"
-        "start = time.perf_counter()\n"
         "import modelplug_anthropic\n"
-        "took = time.perf_counter() - start\n"
         "from modelplug.client import Client\n"
         "client = Client(plugins=[modelplug_anthropic], entry_points=False,\n"
         "                user_config='/nonexistent/config.toml')\n"
         "client.resolve('anthropic/claude-opus-5')\n"
         "loaded = sorted(m for m in ('anthropic', 'httpx2', 'httpx') if m in sys.modules)\n"
-        "print(repr(loaded), took)\n"
+        "print(repr(loaded))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -147,5 +145,4 @@ def test_importing_the_plugin_does_not_import_the_sdk(tmp_path: Path) -> None:
         timeout=60,
         cwd=tmp_path,
     ).stdout.split()
-    assert out[0] == "[]"
-    assert float(out[1]) < 0.5
+    assert out == ["[]"]
