@@ -93,7 +93,7 @@ async def guarded_stream(
             yield notice
         while True:
             finished: list[Event] | None = None
-            handed: tuple[list[Event], Exception | None] | None = None
+            error: Exception | None = None
             try:
                 async for event in reader.source:
                     kind = type(event)
@@ -115,13 +115,11 @@ async def guarded_stream(
             except Exception as exc:
                 if not reader.finishers:
                     raise
-                handed = await reader.failed(exc)
-            if handed is not None:
-                finished, error = handed
-                if error is not None:
-                    for event in finished:
-                        yield _shown(event, text, thought)
-                    raise error
+                finished, error = await reader.failed(exc)
+            if error is not None:
+                for event in finished or ():
+                    yield _shown(event, text, thought)
+                raise error
             if finished is not None:
                 # A policy's last words (a policy that swallowed a failure may end
                 # with a Done of its own).
