@@ -89,7 +89,8 @@ def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIte
     back, so it costs nothing per event (see :mod:`modelplug.splice`).
 
     :param route: the resolved route (no key in it; read the key with
-        ``client.settings.api_key(route)`` when the request is sent).
+        ``client.settings.api_key(route.endpoint.api_key_env, route.provider)`` when the
+        request is sent).
     :param request: the validated request.
     :param client: the calling Client: settings, shared HTTP clients, the other hooks.
     :return: an async iterator that yields TextDelta, ThinkingDelta, ToolCallStart and
