@@ -7,13 +7,77 @@ The public API::
     for event in modelplug.stream("anthropic/claude-sonnet-4-5", "Write a haiku"):
         ...
 
-Names are imported on first use (PEP 562), so ``import modelplug`` stays cheap.
+Names are imported on first use (PEP 562), so ``import modelplug`` stays cheap. Type
+checkers see each of them through an explicit re-export (``X as X``) under
+``TYPE_CHECKING``; tests/test_typed_top_level.py keeps that block equal to ``__all__``.
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator
+
+    from .client import Client as Client
+    from .client import EventCallback
+    from .errors import ConfigError as ConfigError
+    from .errors import ErrorClass as ErrorClass
+    from .errors import MissingKeyError as MissingKeyError
+    from .errors import ModelError as ModelError
+    from .errors import ModelplugError as ModelplugError
+    from .errors import NoProviderError as NoProviderError
+    from .errors import OutputTruncatedError as OutputTruncatedError
+    from .errors import OutputValidationError as OutputValidationError
+    from .errors import PluginError as PluginError
+    from .errors import PluginLoadError as PluginLoadError
+    from .errors import RequestError as RequestError
+    from .errors import TextCallError as TextCallError
+    from .errors import UnknownProviderError as UnknownProviderError
+    from .held_text import HeldText as HeldText
+    from .hookspecs import hookspec as hookspec
+    from .plugins import hookimpl as hookimpl
+    from .redact import redact as redact
+    from .replay import replayable_messages as replayable_messages
+    from .routes import Endpoint as Endpoint
+    from .routes import ModelInfo as ModelInfo
+    from .routes import Price as Price
+    from .routes import Provider as Provider
+    from .routes import Route as Route
+    from .routes import TextCallMode as TextCallMode
+    from .settings import ModelplugWarning as ModelplugWarning
+    from .settings import Settings as Settings
+    from .settings import check_base_url as check_base_url
+    from .settings import load_settings as load_settings
+    from .types import Block as Block
+    from .types import Citation as Citation
+    from .types import Cost as Cost
+    from .types import Done as Done
+    from .types import Effort as Effort
+    from .types import Event as Event
+    from .types import ImageBlock as ImageBlock
+    from .types import Message as Message
+    from .types import Notice as Notice
+    from .types import OpaqueBlock as OpaqueBlock
+    from .types import OutputSchema as OutputSchema
+    from .types import ParsedText as ParsedText
+    from .types import Request as Request
+    from .types import RequestLike
+    from .types import Response as Response
+    from .types import ServerTool as ServerTool
+    from .types import StopReason as StopReason
+    from .types import TextBlock as TextBlock
+    from .types import TextDelta as TextDelta
+    from .types import ThinkingBlock as ThinkingBlock
+    from .types import ThinkingDelta as ThinkingDelta
+    from .types import ThinkingRequest as ThinkingRequest
+    from .types import ToolCallStart as ToolCallStart
+    from .types import ToolResultBlock as ToolResultBlock
+    from .types import ToolSpec as ToolSpec
+    from .types import ToolUseBlock as ToolUseBlock
+    from .types import Usage as Usage
+    from .types import new_tool_use_id as new_tool_use_id
 
 __version__ = "1.0.0"
 
@@ -96,16 +160,19 @@ __all__ = [
     "stream",
 ]
 
-_default: Any = None
 
+_default: Client | None = None
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'modelplug' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"modelplug.{module}"), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:
+    # Hidden from type checkers, so a name missing from the re-exports above is an
+    # error in the user's code instead of an Any.
+    def __getattr__(name: str) -> Any:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module 'modelplug' has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"modelplug.{module}"), name)
+        globals()[name] = value
+        return value
 
 
 def default_client() -> Client:
@@ -115,53 +182,40 @@ def default_client() -> Client:
         from .client import Client
 
         _default = Client()
-    client: Client = _default
-    return client
+    return _default
 
 
-def complete(spec: str | None = None, request: Any = None, **kwargs: Any) -> Response:
+def complete(
+    spec: str | None = None,
+    request: RequestLike | None = None,
+    *,
+    on_event: EventCallback | None = None,
+    **fields: Any,
+) -> Response:
     """``default_client().complete(spec, request, ...)``."""
-    return default_client().complete(spec, request, **kwargs)
+    return default_client().complete(spec, request, on_event=on_event, **fields)
 
 
-def stream(spec: str | None = None, request: Any = None, **kwargs: Any) -> Iterator[Event]:
+def stream(
+    spec: str | None = None, request: RequestLike | None = None, **fields: Any
+) -> Iterator[Event]:
     """``default_client().stream(spec, request, ...)``."""
-    return default_client().stream(spec, request, **kwargs)
+    return default_client().stream(spec, request, **fields)
 
 
-async def acomplete(spec: str | None = None, request: Any = None, **kwargs: Any) -> Response:
+async def acomplete(
+    spec: str | None = None,
+    request: RequestLike | None = None,
+    *,
+    on_event: EventCallback | None = None,
+    **fields: Any,
+) -> Response:
     """``await default_client().acomplete(spec, request, ...)``."""
-    return await default_client().acomplete(spec, request, **kwargs)
+    return await default_client().acomplete(spec, request, on_event=on_event, **fields)
 
 
-def astream(spec: str | None = None, request: Any = None, **kwargs: Any) -> AsyncIterator[Event]:
+def astream(
+    spec: str | None = None, request: RequestLike | None = None, **fields: Any
+) -> AsyncIterator[Event]:
     """``default_client().astream(spec, request, ...)``."""
-    return default_client().astream(spec, request, **kwargs)
-
-
-if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
-
-    from .client import Client
-    from .errors import (
-        ConfigError,
-        ErrorClass,
-        MissingKeyError,
-        ModelError,
-        ModelplugError,
-        NoProviderError,
-        OutputTruncatedError,
-        OutputValidationError,
-        PluginError,
-        PluginLoadError,
-        RequestError,
-        TextCallError,
-        UnknownProviderError,
-    )
-    from .held_text import HeldText
-    from .hookspecs import hookspec
-    from .plugins import hookimpl
-    from .redact import redact
-    from .replay import replayable_messages
-    from .settings import ModelplugWarning, Settings, check_base_url, load_settings
-    from .types import *
+    return default_client().astream(spec, request, **fields)
