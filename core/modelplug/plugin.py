@@ -22,6 +22,15 @@ Errors
     :func:`classify_generic` (core's classifier as a function),
     :func:`retry_after_from_headers`, :func:`retry_after_of`, :func:`parse_retry_after`.
 
+HTTP
+    :class:`ProviderHTTP` (see :mod:`modelplug.provider_http`): the one HTTP path of a
+    provider, from sending to the last byte: the shared client, a resend on a dead
+    keep-alive connection, statuses and non-stream answers to the plugin's classified
+    errors (:class:`WireErrors`), partial output on a cut or a stall, early close and
+    connection reuse; :class:`Timeouts` (``connect_timeout``, ``first_byte_timeout``,
+    ``read_timeout``, ``write_timeout``), :func:`provider_headers`, and
+    :func:`error_body`, :func:`error_message`, :func:`error_type` for error bodies.
+
 Streams
     :func:`http_limits` (the ``[http]`` pool size for a shared httpx2 client, see
     :mod:`modelplug.http_pool`; :func:`http_options`, :class:`HTTPOptions`),
@@ -62,6 +71,7 @@ from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "Answer",
     "Client",
     "ConfigError",
     "Endpoint",
@@ -81,6 +91,7 @@ __all__ = [
     "PluginLoadError",
     "Price",
     "Provider",
+    "ProviderHTTP",
     "ProviderSettings",
     "RequestError",
     "Route",
@@ -89,13 +100,18 @@ __all__ = [
     "Splice",
     "SpliceReader",
     "TextCallError",
+    "Timeouts",
     "UnknownProviderError",
     "Untranslatable",
+    "WireErrors",
     "check_base_url",
     "class_for_status",
     "classify_generic",
     "clean_exception",
     "describe_error",
+    "error_body",
+    "error_message",
+    "error_type",
     "estimate_tokens",
     "estimated_usage",
     "find_policies",
@@ -110,6 +126,7 @@ __all__ = [
     "openai_strict",
     "parse_arguments",
     "parse_retry_after",
+    "provider_headers",
     "read_options",
     "redact",
     "redact_data",
@@ -161,6 +178,14 @@ _WHERE = {
     "retry_after_of": "builtin.classify",
     "parse_retry_after": "builtin.classify",
     "SSEFramer": "sse",
+    "Answer": "provider_http",
+    "ProviderHTTP": "provider_http",
+    "Timeouts": "provider_http",
+    "WireErrors": "provider_http",
+    "error_body": "provider_http",
+    "error_message": "provider_http",
+    "error_type": "provider_http",
+    "provider_headers": "provider_http",
     "Offer": "splice",
     "Splice": "splice",
     "SpliceReader": "splice",
@@ -235,6 +260,16 @@ if TYPE_CHECKING:
     from .ndjson import NDJSONFramer
     from .options import read_options
     from .plugins import find_policies, hookimpl
+    from .provider_http import (
+        Answer,
+        ProviderHTTP,
+        Timeouts,
+        WireErrors,
+        error_body,
+        error_message,
+        error_type,
+        provider_headers,
+    )
     from .redact import clean_exception, redact, redact_data, register_secret
     from .replay import is_replayable, replayable_blocks, replayable_messages
     from .routes import Endpoint, ModelInfo, Price, Provider, Route

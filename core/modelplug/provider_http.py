@@ -1,0 +1,674 @@
+"""The one HTTP path of every provider plugin: send a request, check the answer, read it.
+
+What differs between providers is the request body and the event reader; this module is
+what they share, written once:
+
+- one shared ``httpx2.AsyncClient`` per plugin and event loop, its pool sized by core's
+  ``[http]`` table, never following a redirect (it would carry the key elsewhere);
+- the timeouts every plugin reads under the same names (:class:`Timeouts`);
+- one resend, at once and with no notice, when a pooled keep-alive connection turns out
+  dead before the server read the request (llama.cpp's server closes its connection
+  after every stream while its headers say keep-alive);
+- an error status, or a 200 that is not a stream (a web page, a JSON error), turned into
+  the plugin's own classified error, Retry-After included (:class:`WireErrors`);
+- a stall, a cut or a reset mid-stream turned into a transient error that carries the
+  output produced so far and names the timeout setting;
+- the connection closed at once when the consumer stops early, and otherwise the answer
+  read to its end, so the pooled connection is used again by the next call.
+
+A provider's stream reads::
+
+    HTTP = ProviderHTTP("modelplug-acme", section="acme", errors=AcmeErrors("acme"))
+
+    async with HTTP.stream(client, route, url, body=payload, headers=headers) as answer:
+        answer.partial = reader.partial      # what a cut mid-stream carries
+        async for chunk in answer:           # bytes, as they arrive
+            ...
+    # leaving the block normally reads what is left (the chunked end) and keeps the
+    # connection; leaving it by an exception or an abort closes the connection at once.
+
+httpx2 is imported on first use, never when a plugin imports this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from .errors import ErrorClass, ModelError, class_for_status
+
+if TYPE_CHECKING:
+    import httpx2
+
+    from .client import Client
+    from .routes import Route
+    from .settings import Settings
+    from .types import Response
+
+__all__ = [
+    "Answer",
+    "ProviderHTTP",
+    "Timeouts",
+    "WireErrors",
+    "error_body",
+    "error_message",
+    "error_type",
+    "provider_headers",
+]
+
+POSITIVE = {"gt": 0}
+# An error body is quoted, not kept whole: a proxy may answer with megabytes.
+ERROR_BODY_LIMIT = 64 * 1024
+# What is left of an answer after its end marker is the chunked terminator, a few bytes;
+# anything past these bounds is a server that holds the connection open: close it.
+DRAIN_BYTES = 64 * 1024
+DRAIN_SECONDS = 1.0
+# httpcore's words for a keep-alive connection the server had already closed.
+NO_ANSWER = "without sending a response"
+
+OptionsT = TypeVar("OptionsT", bound="Timeouts")
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """The timeouts of a provider plugin's ``[section]`` table, the same names in every
+    plugin. A plugin's options record subclasses it (and may change the defaults).
+
+    - ``connect_timeout``: seconds to open a connection (and to wait for a free one).
+    - ``first_byte_timeout``: seconds from sending the request to the answer's headers
+      (a local server evaluating a long prompt, or a reasoning model, may take minutes).
+    - ``read_timeout``: the longest silence between two reads of an answer once it has
+      begun; past it the call fails as transient, with what arrived.
+    - ``write_timeout``: seconds to send the request.
+    """
+
+    connect_timeout: float = field(default=10.0, metadata=POSITIVE)
+    first_byte_timeout: float = field(default=300.0, metadata=POSITIVE)
+    read_timeout: float = field(default=300.0, metadata=POSITIVE)
+    write_timeout: float = field(default=60.0, metadata=POSITIVE)
+
+
+class WireErrors:
+    """How one provider's failures become its own classified errors.
+
+    The HTTP path calls these; a plugin calls :meth:`transient` for its own findings
+    (a malformed event, a stream without its end marker). Subclass and override
+    :meth:`status` for a provider's error bodies (its codes, its hints); override
+    ``error`` (the exception class) to give the plugin's errors one base class.
+
+    :param section: the plugin's settings table, named in messages about its timeouts.
+    """
+
+    error: type[ModelError] = ModelError
+
+    def __init__(self, section: str) -> None:
+        self.section = section
+
+    def make(
+        self,
+        message: str,
+        error_class: ErrorClass,
+        route: Route,
+        *,
+        partial: Response | None = None,
+        status: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        body: Any = None,
+    ) -> ModelError:
+        """The plugin's exception (``status``, ``headers`` and ``body`` are for
+        subclasses that keep them; the base class ignores them)."""
+        return self.error(message, error_class=error_class, route=route, partial=partial)
+
+    def status(
+        self, status: int, headers: Mapping[str, str], body: bytes, route: Route
+    ) -> ModelError:
+        """The error for an error status, or for a JSON error answered with status 200:
+        core's status table over the body's ``error`` (message and type, the shape most
+        APIs share), Retry-After included. ``body`` is at most 64 KiB of the answer."""
+        from .builtin.classify import retry_after_from_headers
+
+        data = error_body(body)
+        message = error_message(data)
+        retry_after = retry_after_from_headers(headers)
+        found = class_for_status(
+            status if status >= 300 else None,
+            error_type=error_type(data),
+            text=message,
+            retry_after=retry_after,
+        )
+        if found is None:
+            found = ErrorClass(
+                kind="other" if status < 300 else "transient",
+                retryable=status >= 500,
+                fallback=True,
+                retry_after=retry_after,
+                status=status,
+                reason="the server reported an error",
+            )
+        where = f"{route.provider} answered {status}"
+        text = f"{where}: {message}" if message else where
+        if retry_after is not None:
+            text += f"; retry after {retry_after:g} s"
+        return self.make(text, found, route, status=status, headers=headers, body=data)
+
+    def unreachable(self, route: Route) -> ModelError:
+        """Nothing listens at the route's base URL: another model may still answer."""
+        return self.make(
+            f"Cannot reach {route.provider} at {route.endpoint.base_url}. Is the server running?",
+            ErrorClass(kind="unreachable", fallback=True, reason="connection refused"),
+            route,
+        )
+
+    def transient(
+        self,
+        route: Route,
+        message: str,
+        *,
+        reason: str,
+        partial: Response | None = None,
+        fallback: bool = True,
+    ) -> ModelError:
+        """A failure the same request may not meet again (a cut, a stall, a bad event)."""
+        return self.make(
+            message,
+            ErrorClass(kind="transient", retryable=True, fallback=fallback, reason=reason),
+            route,
+            partial=partial,
+        )
+
+    def not_a_stream(self, route: Route, what: str) -> ModelError:
+        """A 200 whose body is not the provider's stream (a login portal, a proxy's
+        page): asking again gets the same page, so it is not retried."""
+        return self.make(
+            f"{route.provider} at {route.endpoint.base_url}: the server answered {what}, not "
+            "an event stream; check base_url (it may point at a web page or a proxy's "
+            "login page)",
+            ErrorClass(
+                kind="other",
+                retryable=False,
+                fallback=True,
+                status=200,
+                reason="the answer was not a stream",
+            ),
+            route,
+        )
+
+    def not_json(self, answer: Answer, what: str) -> ModelError:
+        """A call that should answer JSON (a probe) answered something else. The body
+        is not quoted: it may be anything, the key a proxy refused included."""
+        response = answer.response
+        kind = response.headers.get("content-type", "").split(";")[0].strip()
+        route = answer.route
+        return self.make(
+            f"{route.provider} ({answer.method} {response.request.url.path}): the answer "
+            f"(status {response.status_code}, {kind or 'no content type'}) {what}; base_url "
+            "may point at the wrong server (or at a proxy's login page)",
+            ErrorClass(
+                kind="other",
+                fallback=True,
+                status=response.status_code,
+                reason="the answer was not JSON",
+            ),
+            route,
+        )
+
+
+def error_body(raw: bytes) -> Any:
+    """An error answer's body as JSON (or its text), every string redacted before
+    anything keeps it: some servers echo the key they refused, JSON-escaped or not."""
+    from .redact import redact_data
+
+    text = raw.decode("utf-8", "replace")
+    try:
+        body: Any = json.loads(text) if text.strip() else None
+    except ValueError:
+        body = text
+    return redact_data(body)
+
+
+def error_message(body: Any) -> str:
+    """The server's own words in an error body: ``error.message`` (or ``detail``,
+    ``msg``), a string ``error``, a top-level ``message``; else the body, shortened."""
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict):
+            for key in ("message", "detail", "msg"):
+                if error.get(key):
+                    return str(error[key])
+        elif isinstance(error, str) and error:
+            return error
+        if body.get("message"):
+            return str(body["message"])
+        return json.dumps(body)[:500]
+    return str(body or "").strip()[:500]
+
+
+def error_type(body: Any) -> str | None:
+    """The error's ``type`` (or a string ``code``) as OpenAI- and Anthropic-style
+    bodies carry it."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return None
+    for key in ("type", "code"):
+        value = error.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def provider_headers(
+    route: Route,
+    settings: Settings,
+    *,
+    auth: Mapping[str, str] | None = None,
+    accept: str = "text/event-stream",
+) -> dict[str, str]:
+    """The headers of a request to ``route``: JSON in, ``accept`` out, the provider's
+    configured headers (values read from ``settings`` now: a Route holds only their
+    names), then ``auth`` (the key's header), which wins over a configured header of the
+    same name."""
+    headers = {"content-type": "application/json", "accept": accept}
+    headers.update(settings.provider_headers(route.provider))
+    if auth:
+        names = {name.lower() for name in auth}
+        headers = {k: v for k, v in headers.items() if k.lower() not in names}
+        headers.update(auth)
+    return headers
+
+
+@dataclass(frozen=True)
+class _Shared(Generic[OptionsT]):
+    """An event loop's AsyncClient and the options it was made with: the options are
+    read (and warned about) once, not on every call."""
+
+    http: httpx2.AsyncClient
+    options: OptionsT
+
+    async def aclose(self) -> None:
+        # Client.aclose closes what async_http keeps, and that is this pair.
+        await self.http.aclose()
+
+
+class ProviderHTTP(Generic[OptionsT]):
+    """One provider plugin's HTTP path (made once, at import: it imports nothing).
+
+    :param name: the key of the shared client (the distribution's name).
+    :param section: the plugin's settings table, read into ``options``.
+    :param errors: how the plugin's failures are made.
+    :param options: the plugin's options record, a :class:`Timeouts` subclass.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        section: str,
+        errors: WireErrors,
+        options: type[OptionsT] = Timeouts,  # type: ignore[assignment]
+    ) -> None:
+        self.name = name
+        self.section = section
+        self.errors = errors
+        self.options_type = options
+
+    def shared(self, client: Client) -> _Shared[OptionsT]:
+        """The running loop's client and options, made on first use. Invalid options
+        raise ConfigError here, naming the key, on every call until they are fixed."""
+
+        def make() -> _Shared[OptionsT]:
+            import httpx2
+
+            from .http_pool import http_limits
+            from .options import read_options
+
+            options = read_options(client.settings, self.section, self.options_type)
+            timeout = httpx2.Timeout(
+                connect=options.connect_timeout,
+                read=options.read_timeout,
+                write=options.write_timeout,
+                pool=options.connect_timeout,
+            )
+            http = httpx2.AsyncClient(
+                timeout=timeout, follow_redirects=False, limits=http_limits(client.settings)
+            )
+            return _Shared(http, options)
+
+        shared: _Shared[OptionsT] = client.async_http(self.name, make)
+        return shared
+
+    def options(self, client: Client) -> OptionsT:
+        """The plugin's options (checked once per event loop)."""
+        return self.shared(client).options
+
+    def stream(
+        self,
+        client: Client,
+        route: Route,
+        url: str,
+        *,
+        body: bytes | None,
+        headers: Mapping[str, str],
+        method: str = "POST",
+        whole: bool = True,
+    ) -> Answer:
+        """The answer to one streamed request, opened by ``async with``.
+
+        :param whole: take a JSON answer as the whole response (a server that ignored
+            ``stream: true``), handed over as :attr:`Answer.whole`; False refuses it.
+        """
+        return Answer(self, client, route, url, method, body, headers, whole=whole, json=False)
+
+    async def call_json(
+        self,
+        client: Client,
+        route: Route,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        method: str = "GET",
+        body: bytes | None = None,
+    ) -> dict[str, Any]:
+        """The JSON object a call that is not streamed answers (a probe, a model list);
+        the plugin's classified error for anything else (unreachable, a status, a page
+        or a body that is not a JSON object)."""
+        answer = Answer(self, client, route, url, method, body, headers, whole=True, json=True)
+        async with answer:
+            raw = await answer.read()
+        if not raw.strip():
+            raise self.errors.not_json(answer, "was empty, not JSON")
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise self.errors.not_json(answer, "was not JSON") from None
+        if not isinstance(data, dict):
+            raise self.errors.not_json(
+                answer, f"was JSON but not an object (a {type(data).__name__})"
+            )
+        return data
+
+
+class Answer:
+    """One request's answer: sent on entering ``async with``, checked (status, kind of
+    body), then read as chunks of bytes by ``async for``. See the module docstring."""
+
+    __slots__ = (
+        "_body",
+        "_chunks",
+        "_ended",
+        "_headers",
+        "_json",
+        "_sniff",
+        "_url",
+        "_whole",
+        "client",
+        "http",
+        "method",
+        "options",
+        "partial",
+        "response",
+        "route",
+        "whole",
+    )
+
+    def __init__(
+        self,
+        http: ProviderHTTP[Any],
+        client: Client,
+        route: Route,
+        url: str,
+        method: str,
+        body: bytes | None,
+        headers: Mapping[str, str],
+        *,
+        whole: bool,
+        json: bool,
+    ) -> None:
+        self.http = http
+        self.client = client
+        self.route = route
+        self._url = url
+        self.method = method
+        self._body = body
+        self._headers = headers
+        self._whole = whole
+        self._json = json
+        #: what a failure mid-stream carries: the reader's partial output so far.
+        self.partial: Callable[[], Response | None] = _nothing
+        #: a JSON answer to a streamed request (a server that ignored ``stream``).
+        self.whole: bytes | None = None
+        self._chunks: AsyncIterator[bytes] | None = None
+        self._ended = False
+        self._sniff = True
+
+    @property
+    def headers(self) -> httpx2.Headers:
+        return self.response.headers
+
+    @property
+    def errors(self) -> WireErrors:
+        return self.http.errors
+
+    # -- sending ------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Answer:
+        shared = self.http.shared(self.client)
+        self.options = shared.options
+        self.response = await self._send(shared.http)
+        try:
+            await self._check()
+        except BaseException:
+            await self.response.aclose()
+            raise
+        return self
+
+    async def _send(self, http: httpx2.AsyncClient) -> httpx2.Response:
+        import httpx2
+
+        options = self.options
+        request = http.build_request(
+            self.method,
+            self._url,
+            content=self._body,
+            headers=dict(self._headers),
+            timeout=httpx2.Timeout(
+                connect=options.connect_timeout,
+                read=options.first_byte_timeout,
+                write=options.write_timeout,
+                pool=options.connect_timeout,
+            ),
+        )
+        try:
+            try:
+                response = await http.send(request, stream=True)
+            except httpx2.TransportError as exc:
+                if not _never_answered(exc):
+                    raise
+                # Once, at once: a dead pooled connection, not a struggling server.
+                response = await http.send(request, stream=True)
+        except httpx2.ConnectError:
+            raise self.errors.unreachable(self.route) from None
+        except httpx2.TimeoutException as exc:
+            raise self._timed_out(exc) from None
+        except httpx2.TransportError as exc:
+            raise self.errors.transient(
+                self.route,
+                f"the request to {self.route.provider} failed: {type(exc).__name__}",
+                reason="connection lost",
+            ) from None
+        # The body is read with read_timeout between reads; httpcore reads this mapping
+        # when the body's first read begins, which is after this point.
+        request.extensions["timeout"] = {
+            **request.extensions["timeout"],
+            "read": options.read_timeout,
+        }
+        return response
+
+    def _timed_out(self, exc: httpx2.TimeoutException) -> ModelError:
+        import httpx2
+
+        route, section, options = self.route, self.errors.section, self.options
+        at = f"{route.provider} at {route.endpoint.base_url}"
+        if isinstance(exc, httpx2.ReadTimeout):
+            message = (
+                f"{at} sent no answer within {options.first_byte_timeout:g} s "
+                f"(first_byte_timeout in [{section}])"
+            )
+        elif isinstance(exc, httpx2.PoolTimeout):
+            message = (
+                f"no free connection to {at} within {options.connect_timeout:g} s: "
+                "raise [http] max_connections to run more calls at once"
+            )
+        elif isinstance(exc, httpx2.WriteTimeout):
+            message = (
+                f"the request to {at} could not be sent within {options.write_timeout:g} s "
+                f"(write_timeout in [{section}])"
+            )
+        else:
+            message = (
+                f"could not connect to {at} within {options.connect_timeout:g} s "
+                f"(connect_timeout in [{section}])"
+            )
+        return self.errors.transient(self.route, message, reason="timed out")
+
+    async def _check(self) -> None:
+        """Raise the classified error for an answer that is not a stream to read."""
+        response = self.response
+        status = response.status_code
+        if status >= 300:
+            raise self.errors.status(
+                status, response.headers, await self._error_bytes(), self.route
+            )
+        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if self._json:
+            if kind == "text/html":
+                raise self.errors.not_json(self, "was not JSON")
+            return
+        if kind == "text/html":
+            raise self.errors.not_a_stream(self.route, "text/html")
+        if kind == "application/json":
+            raw = await self.read()
+            data = _json_object(raw)
+            if data is not None and "error" in data:
+                raise self.errors.status(
+                    status, response.headers, raw[:ERROR_BODY_LIMIT], self.route
+                )
+            if not self._whole:
+                raise self.errors.not_a_stream(self.route, "a single JSON document")
+            self.whole = raw
+
+    async def _error_bytes(self) -> bytes:
+        import httpx2
+
+        got = bytearray()
+        try:
+            async for chunk in self.response.aiter_bytes():
+                got += chunk
+                if len(got) >= ERROR_BODY_LIMIT:
+                    break
+        except httpx2.HTTPError:
+            pass
+        return bytes(got[:ERROR_BODY_LIMIT])
+
+    # -- reading ------------------------------------------------------------------------
+
+    async def read(self) -> bytes:
+        """The whole body (a JSON answer, a probe's), with the mid-stream error mapping."""
+        if self.whole is not None:
+            return self.whole
+        parts = [chunk async for chunk in self]
+        return b"".join(parts)
+
+    def __aiter__(self) -> Answer:
+        return self
+
+    async def __anext__(self) -> bytes:
+        import httpx2
+
+        if self._chunks is None:
+            self._chunks = self.response.aiter_bytes()
+        try:
+            chunk = await self._chunks.__anext__()
+        except StopAsyncIteration:
+            self._ended = True
+            raise
+        except httpx2.ReadTimeout:
+            raise self.errors.transient(
+                self.route,
+                f"{self.route.provider} sent nothing for {self.options.read_timeout:g} s "
+                f"(read_timeout in [{self.errors.section}]); the server stalled",
+                reason="the stream stalled",
+                partial=self.partial(),
+            ) from None
+        except (httpx2.TransportError, httpx2.DecodingError) as exc:
+            raise self.errors.transient(
+                self.route,
+                f"the connection to {self.route.provider} dropped mid-stream "
+                f"({type(exc).__name__})",
+                reason="connection lost",
+                partial=self.partial(),
+            ) from None
+        if self._sniff and not self._json and chunk.strip():
+            self._sniff = False
+            if chunk.lstrip()[:1] == b"<":
+                raise self.errors.not_a_stream(self.route, "text/html")
+        return chunk
+
+    # -- closing ------------------------------------------------------------------------
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if kind is None and not self._ended:
+            await self._drain()
+        # Unread bytes left (an abort, an error, a server that holds on): httpx2 closes
+        # the connection rather than return it to the pool; the server sees the abort.
+        await self.response.aclose()
+
+    async def _drain(self) -> None:
+        """Read the rest of an answer whose reader stopped at its end marker, so the
+        connection goes back to the pool; give up (and close it) past small bounds."""
+        import httpx2
+
+        if self._chunks is None:
+            self._chunks = self.response.aiter_bytes()
+        left = DRAIN_BYTES
+        try:
+            async with asyncio.timeout(DRAIN_SECONDS):
+                async for chunk in self._chunks:
+                    left -= len(chunk)
+                    if left < 0:
+                        return
+            self._ended = True
+        except (TimeoutError, httpx2.HTTPError):
+            return
+
+
+def _nothing() -> None:
+    return None
+
+
+def _json_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _never_answered(exc: Exception) -> bool:
+    """Whether a send failed before the server sent any byte of an answer: the server
+    never answered, so it cannot have acted on the request."""
+    import httpx2
+
+    if isinstance(exc, httpx2.RemoteProtocolError):
+        return NO_ANSWER in str(exc)
+    # A write that failed on a connection the server had already closed. (A read error
+    # is not resent: it may come after part of an answer.)
+    return isinstance(exc, httpx2.WriteError)
