@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from modelplug import options
 from modelplug.plugin import ConfigError, ModelplugWarning
 from modelplug_openai_compat import http
 
@@ -38,13 +39,14 @@ def test_an_unknown_option_is_a_warning_naming_the_known_ones(compat, wire_serve
 
 def test_options_are_read_once_per_client_and_used(compat, wire_server, monkeypatch):
     reads = []
-    real = http.options_of
+    real = options.read_options
 
-    def counting(client):
-        reads.append(client)
-        return real(client)
+    def counting(settings, section, record, **kwargs):
+        if section == "openai-compat":
+            reads.append(settings)
+        return real(settings, section, record, **kwargs)
 
-    monkeypatch.setattr(http, "options_of", counting)
+    monkeypatch.setattr(options, "read_options", counting)
     client = compat({"openai-compat": {"read_timeout": 12}})
 
     async def three_calls_then_close():
@@ -57,4 +59,4 @@ def test_options_are_read_once_per_client_and_used(compat, wire_server, monkeypa
         assert shared.is_closed
 
     asyncio.run(three_calls_then_close())
-    assert reads == [client]
+    assert reads == [client.settings]

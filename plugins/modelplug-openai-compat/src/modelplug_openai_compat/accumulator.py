@@ -29,7 +29,7 @@ from modelplug.types import (
     new_tool_use_id,
 )
 
-from .errors import http_error
+from .errors import http_error, status_in
 from .request import REASONING_FIELDS
 
 __all__ = ["KNOWN_FIELDS", "Accumulator"]
@@ -74,15 +74,6 @@ def _call_id(value: Any) -> str | None:
     if isinstance(value, str) and value:
         return value
     return str(value) if _int(value) is not None else None
-
-
-def _status_of(error: Any) -> int | None:
-    if isinstance(error, Mapping):
-        for key in ("status", "code", "status_code"):
-            value = _int(error.get(key))
-            if value is not None and 100 <= value < 600:
-                return value
-    return None
 
 
 def _part_texts(value: Any) -> list[str]:
@@ -166,7 +157,7 @@ class Accumulator:
         """Raise the classified error a server reported inside a 200 stream."""
         wrapped = error if isinstance(error, Mapping) and "error" in error else {"error": error}
         raise http_error(
-            _status_of(wrapped["error"]),
+            status_in(wrapped["error"]),
             {},
             json.dumps(wrapped).encode(),
             self.route,

@@ -9,13 +9,16 @@ retries belong to the fallback policy, which reads ``retryable`` and ``retry_aft
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from modelplug.plugin import (
     ErrorClass,
     ModelError,
+    WireErrors,
+    error_body,
+    error_message,
+    error_type,
     redact_data,
     retry_after_from_headers,
 )
@@ -23,6 +26,8 @@ from modelplug.plugin import class_for_status as core_class_for_status
 from modelplug.types import Response, Route
 
 __all__ = [
+    "ERRORS",
+    "CompatErrors",
     "HTTPStatusError",
     "OpenAICompatError",
     "StreamBrokenError",
@@ -74,14 +79,59 @@ class StreamBrokenError(OpenAICompatError):
     """The stream dropped, stalled or sent something unreadable after it started."""
 
 
-def unreachable(route: Route) -> UnreachableError:
-    """Nothing listens at the route's base URL (connection refused): another model may
-    still answer."""
-    return UnreachableError(
-        f"Cannot reach {route.provider} at {route.endpoint.base_url}. Is the server running?",
-        error_class=ErrorClass(kind="unreachable", fallback=True, reason="connection refused"),
-        route=route,
-    )
+class CompatErrors(WireErrors):
+    """The kit's HTTP path makes this plugin's errors: a status answer is an
+    :class:`HTTPStatusError`, nothing listening an :class:`UnreachableError`, anything
+    else a :class:`StreamBrokenError`."""
+
+    error = OpenAICompatError
+
+    def make(
+        self,
+        message: str,
+        error_class: ErrorClass,
+        route: Route,
+        *,
+        partial: Response | None = None,
+        status: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        body: Any = None,
+    ) -> OpenAICompatError:
+        if status is not None:
+            return HTTPStatusError(
+                message,
+                status=status,
+                error_class=error_class,
+                route=route,
+                headers=headers,
+                body=body,
+                partial=partial,
+            )
+        kind = UnreachableError if error_class.kind == "unreachable" else StreamBrokenError
+        return kind(message, error_class=error_class, route=route, partial=partial)
+
+    def status(
+        self, status: int, headers: Mapping[str, str], body: bytes, route: Route
+    ) -> HTTPStatusError:
+        if status < 300:
+            # A JSON error answered with 200 reads as the same error streamed: its own
+            # code, when it has one, is its status.
+            error = error_body(body)
+            return http_error(
+                status_in(error.get("error") if isinstance(error, dict) else None),
+                headers,
+                body,
+                route,
+            )
+        return http_error(status, headers, body, route)
+
+
+ERRORS = CompatErrors("openai-compat")
+
+
+def unreachable(route: Route) -> ModelError:
+    """Nothing listens at the route's base URL: another model may still answer."""
+    return ERRORS.unreachable(route)
 
 
 def stream_broken(
@@ -91,40 +141,18 @@ def stream_broken(
     reason: str,
     partial: Response | None = None,
     fallback: bool = True,
-) -> StreamBrokenError:
+) -> ModelError:
     """A transient failure of a call: the same request may succeed when tried again."""
-    return StreamBrokenError(
-        message,
-        error_class=ErrorClass(kind="transient", retryable=True, fallback=fallback, reason=reason),
-        route=route,
-        partial=partial,
-    )
+    return ERRORS.transient(route, message, reason=reason, partial=partial, fallback=fallback)
 
 
-def _server_message(body: Any) -> str:
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict):
-            text = error.get("message") or error.get("detail") or error.get("msg")
-            if text:
-                return str(text)
-        elif isinstance(error, str):
-            return error
-        if body.get("message"):
-            return str(body["message"])
-        return json.dumps(body)[:500]
-    return str(body or "").strip()[:500]
-
-
-def _error_type(body: Any) -> str | None:
-    """The error's ``type`` (or a string ``code``) as OpenAI-style bodies carry it."""
-    error = body.get("error") if isinstance(body, dict) else None
-    if not isinstance(error, dict):
-        return None
-    for key in ("type", "code"):
-        value = error.get(key)
-        if isinstance(value, str) and value:
-            return value
+def status_in(error: Any) -> int | None:
+    """An HTTP status inside an error object (``status``, ``code``, ``status_code``)."""
+    if isinstance(error, Mapping):
+        for key in ("status", "code", "status_code"):
+            value = error.get(key)
+            if type(value) is int and 100 <= value < 600:
+                return value
     return None
 
 
@@ -203,18 +231,11 @@ def http_error(
     partial: Response | None = None,
 ) -> HTTPStatusError:
     """The error for a status answer (or an ``error`` event) from the server."""
-    # Decoded first, then redacted (every string of it), before anything keeps it: some
-    # servers echo the key they refused, perhaps with JSON escapes (\u002d, \/).
-    text = raw.decode("utf-8", "replace")
-    try:
-        body: Any = json.loads(text) if text.strip() else None
-    except ValueError:
-        body = text
-    body = redact_data(body)
-    message = _server_message(body)
+    body = error_body(raw)  # redacted: some servers echo the key they refused
+    message = error_message(body)
     retry_after = retry_after_from_headers(headers)
     queue = backpressure_text(headers, body) if status == 429 else ""
-    error_class = class_for_status(status, message, retry_after, queue, _error_type(body))
+    error_class = class_for_status(status, message, retry_after, queue, error_type(body))
     where = f"{route.provider} answered {status}" if status else f"{route.provider} failed"
     text = f"{where}: {message}" if message else where
     if error_class.kind == "context_overflow":

@@ -5,17 +5,16 @@ own, or ``server = "..."`` in the user's ``[providers.NAME]``), never by the nam
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Literal
 
-from modelplug.plugin import ErrorClass
 from modelplug.types import ModelInfo, Route
 
-from .errors import OpenAICompatError, StreamBrokenError, http_error, stream_broken, unreachable
-from .http import request_headers, shared_http
+from .errors import OpenAICompatError
+from .http import HTTP, request_headers
 
 if TYPE_CHECKING:
-    import httpx2
     from modelplug.plugin import Client
 
 __all__ = ["probe_for"]
@@ -34,56 +33,13 @@ def _probe_headers(client: Client, route: Route) -> dict[str, str]:
     return request_headers(route, key, client.settings, accept="application/json")
 
 
-def _not_json(route: Route, method: str, answer: httpx2.Response, what: str) -> StreamBrokenError:
-    """The error for a probe answer that is not a JSON object (a login page, say). The
-    body is not quoted: it may be anything, the key a proxy refused included."""
-    kind = answer.headers.get("content-type", "").split(";")[0].strip() or "no content type"
-    return StreamBrokenError(
-        f"probing {route.provider} ({method} {answer.request.url.path}): the server's answer "
-        f"(status {answer.status_code}, {kind}) {what}; base_url may point at the wrong "
-        "server (or at a proxy's login page)",
-        error_class=ErrorClass(
-            kind="other", status=answer.status_code, reason="the probe's answer was not JSON"
-        ),
-        route=route,
-    )
-
-
 async def _call(
     client: Client, route: Route, method: str, url: str, json_body: Any = None
 ) -> dict[str, Any]:
     """The server's answer, a JSON object; a ModelError for anything else."""
-    import httpx2
-
-    http, _ = shared_http(client)
+    body = None if json_body is None else json.dumps(json_body).encode()
     headers = _probe_headers(client, route)
-    try:
-        answer = await http.request(method, url, json=json_body, headers=headers)
-    except httpx2.ConnectError:
-        raise unreachable(route) from None
-    except httpx2.HTTPError as exc:
-        raise stream_broken(
-            route,
-            f"probing {route.provider} failed: {type(exc).__name__}",
-            reason="probe failed",
-            fallback=False,
-        ) from None
-    if answer.status_code >= 400:
-        raise http_error(answer.status_code, answer.headers, answer.content, route)
-    if not answer.content.strip():
-        raise _not_json(route, method, answer, "was empty, not JSON")
-    try:
-        body = answer.json()
-    except ValueError:  # JSONDecodeError, or bytes that are not text
-        raise _not_json(route, method, answer, "was not JSON") from None
-    if not isinstance(body, dict):
-        raise _not_json(
-            route,
-            method,
-            answer,
-            f"was JSON but not an object (a {type(body).__name__})",
-        )
-    return body
+    return await HTTP.call_json(client, route, url, headers=headers, method=method, body=body)
 
 
 def _dict(value: Any) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 
 The pieces, in the order a call meets them:
 
-- :func:`modelplug_openai_compat.transport.send` and ``check_answer``: the request,
-  one resend on a dead keep-alive connection, error statuses and web pages.
+- The kit's HTTP path (:data:`modelplug_openai_compat.http.HTTP`): the request, one
+  resend on a dead keep-alive connection, error statuses and web pages, a cut or a
+  stall mid-stream, closing early and keeping the connection.
 - The kit's :class:`SSEFramer` turns network chunks into whole events.
 - The fast path in :func:`stream_chat` takes the common event, a plain text delta:
   one JSON parse (json's C scanner, called directly), a few dict lookups and the
@@ -23,18 +24,16 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import SSEFramer, redact
+from modelplug.plugin import ModelError, SSEFramer, redact
 from modelplug.types import Event, Request, Route, TextDelta
 
 from .accumulator import KNOWN_FIELDS, Accumulator
 from .answer import finish
-from .errors import StreamBrokenError, stream_broken
-from .http import Options, request_headers, shared_http
+from .errors import stream_broken
+from .http import HTTP, request_headers
 from .request import build_body
-from .transport import check_answer, not_a_stream, send
 
 if TYPE_CHECKING:
-    import httpx2
     from modelplug.plugin import Client
 
 __all__ = ["EventReader", "stream_chat"]
@@ -109,7 +108,7 @@ class EventReader:
             )
         return finish(self.route, self.acc, sent, headers)
 
-    def malformed(self, raw: str) -> StreamBrokenError:
+    def malformed(self, raw: str) -> ModelError:
         return stream_broken(
             self.route,
             f"{self.route.provider} sent an event that is not a JSON object: "
@@ -130,20 +129,8 @@ async def stream_chat(
     route: Route, request: Request, client: Client, key: str | None
 ) -> AsyncIterator[Event]:
     """The events of one call, ending with exactly one Done."""
-    import httpx2
-
-    http, options = shared_http(client)
     payload = json.dumps(build_body(request, route), ensure_ascii=False).encode()
-    response = await send(
-        http,
-        http.build_request(
-            "POST",
-            f"{route.endpoint.base_url}/chat/completions",
-            content=payload,
-            headers=request_headers(route, key, client.settings),
-        ),
-        route,
-    )
+    headers = request_headers(route, key, client.settings)
     mode = route.info.text_tool_calls or "whole"
     held = client.held_text(request.tools, mode) if request.tools and mode != "off" else None
     acc = Accumulator(route, request, held)
@@ -158,18 +145,14 @@ async def stream_chat(
     # A bound issuperset takes the dict itself: no keys view per event.
     all_known, plain = KNOWN_FIELDS.issuperset, PLAIN_DELTA
     fast = False  # opens after the first event (read in full), when no text is held
-    sniff = True
-    try:
-        await check_answer(response, route)
-        if response.headers.get("content-type", "").startswith("application/json"):
-            for event in reader.whole(await response.aread()):
+    url = f"{route.endpoint.base_url}/chat/completions"
+    async with HTTP.stream(client, route, url, body=payload, headers=headers) as answer:
+        answer.partial = acc.partial
+        if answer.whole is not None:
+            for event in reader.whole(answer.whole):
                 yield event
         else:
-            async for chunk in response.aiter_bytes():
-                if sniff:
-                    sniff = False
-                    if chunk.lstrip()[:1] == b"<":
-                        raise not_a_stream(route, "text/html")
+            async for chunk in answer:
                 for name, data in feed(chunk):
                     if fast and not name:
                         # The fast path: a plain text delta of the first choice costs
@@ -209,34 +192,5 @@ async def stream_chat(
                 # A last event without its blank line.
                 for event in read(name, data):
                     yield event
-        for event in reader.end(len(payload), response.headers):
+        for event in reader.end(len(payload), answer.headers):
             yield event
-    except (httpx2.TransportError, httpx2.DecodingError) as exc:
-        raise _dropped(exc, route, options, acc) from None
-    finally:
-        await response.aclose()
-
-
-def _dropped(
-    exc: httpx2.TransportError | httpx2.DecodingError,
-    route: Route,
-    options: Options,
-    acc: Accumulator,
-) -> StreamBrokenError:
-    """The error for a stream that stalled or dropped after it started."""
-    import httpx2
-
-    if isinstance(exc, httpx2.ReadTimeout):
-        return stream_broken(
-            route,
-            f"{route.provider} sent nothing for {options.read_timeout:g} s (read_timeout in "
-            "[openai-compat]); the server stalled",
-            reason="the stream stalled",
-            partial=acc.partial(),
-        )
-    return stream_broken(
-        route,
-        f"the connection to {route.provider} dropped mid-stream ({type(exc).__name__})",
-        reason="connection lost",
-        partial=acc.partial(),
-    )
