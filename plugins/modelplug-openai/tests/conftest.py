@@ -57,13 +57,41 @@ def _read_out(value: Any) -> Any:
     return value
 
 
+# The SDK types an assistant message item of output_text parts as
+# ResponseOutputMessageParam, whose id and status it marks required; the API takes the
+# item without them (the Codex CLI sends it so, and llama.cpp's server reads it so), and
+# this plugin sends neither. The check fills them in and takes them out again.
+_ITEM_ID = {"id": "msg_sdk_check", "status": "completed"}
+
+
+def _bare_assistant(item: Any) -> bool:
+    return (
+        isinstance(item, dict)
+        and item.get("type") == "message"
+        and item.get("role") == "assistant"
+        and not _ITEM_ID.keys() & item.keys()
+    )
+
+
 def sdk_checked(value: Any, kind: str = "body") -> Any:
     """``value`` as the openai SDK's request types read it: a whole body
     (``ResponseCreateParamsStreaming``) or a list of input items
     (``ResponseInputParam``). Validation drops keys the types do not declare, so the
     result equals ``value`` only when every key is one the SDK knows."""
+    items = value.get("input") if kind == "body" and isinstance(value, dict) else value
+    bare = [_bare_assistant(i) for i in items] if isinstance(items, list) else []
+    if any(bare):
+        filled = [{**_ITEM_ID, **i} if b else i for i, b in zip(items, bare, strict=True)]
+        value = {**value, "input": filled} if kind == "body" else filled
     # The adapter must outlive the lazy iterables it returns: they read through it.
-    return _read_out(_adapter(kind).validate_python(value))
+    checked = _read_out(_adapter(kind).validate_python(value))
+    if any(bare):
+        out = checked["input"] if kind == "body" else checked
+        for item, b in zip(out, bare, strict=True):
+            if b:
+                for key in _ITEM_ID:
+                    item.pop(key, None)
+    return checked
 
 
 @functools.cache

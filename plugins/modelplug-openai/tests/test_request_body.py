@@ -137,7 +137,11 @@ def test_earlier_calls_results_and_images(responses, wire_server, wire, recorded
                 },
             ],
         },
-        {"role": "assistant", "content": "Calling."},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Calling.", "annotations": []}],
+        },
         {
             "type": "function_call",
             "call_id": "call_1",
@@ -215,3 +219,31 @@ def test_web_search_prompt_cache_key_store_and_extra(responses, wire_server, wir
     assert body["prompt_cache_key"] == "team-a"
     assert body["store"] is True
     assert body["service_tier"] == "flex"
+
+
+def test_assistant_text_goes_as_a_message_item_of_output_text_parts(
+    responses, wire_server, wire, recorded
+):
+    # The canonical item form (llama.cpp's /v1/responses refuses a bare
+    # {"role": "assistant", "content": "..."}: "Cannot determine type of 'item'"),
+    # without the id and status that would name an item nothing stored.
+    request = Request(
+        messages=[
+            Message(role="user", content="Two words?"),
+            Message(
+                role="assistant",
+                content=[TextBlock(text="Hello"), TextBlock(text=" there.")],
+            ),
+            Message(role="user", content="Again."),
+        ]
+    )
+    body, _ = sent(responses, wire_server, wire, recorded, request=request)
+    assert body["input"][1] == {
+        "type": "message",
+        "role": "assistant",
+        "content": [
+            {"type": "output_text", "text": "Hello", "annotations": []},
+            {"type": "output_text", "text": " there.", "annotations": []},
+        ],
+    }
+    assert [item.get("role") for item in body["input"]] == ["user", "assistant", "user"]

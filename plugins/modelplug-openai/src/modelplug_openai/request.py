@@ -3,6 +3,12 @@
 Reasoning items and other vendor items go back exactly as they came, and only to the
 model that produced them (:func:`modelplug.plugin.is_replayable`); another model gets
 none of them. Text, tool calls, tool results and images are portable.
+
+Assistant text goes as a message item of ``output_text`` parts, the form every
+Responses server reads (llama.cpp's refuses ``{"role": "assistant", "content": "..."}``
+with "Cannot determine type of 'item'"). It has no ``id`` or ``status``: OpenAI takes
+the item without them (the Codex CLI sends it so), and an id would only name an item
+that with ``store: false`` was never kept. Each text block is one part.
 """
 
 from __future__ import annotations
@@ -66,18 +72,23 @@ def _search_text(block: OpaqueBlock) -> str | None:
     return "Web search results:\n" + "\n".join(lines) if lines else block.text
 
 
+def _output_text(text: str) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": []}
+
+
 def _assistant(message: Message, target: str, stored: bool) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
-    text: list[str] = []
+    parts: list[dict[str, Any]] = []
 
     def flush() -> None:
-        if text:
-            items.append({"role": "assistant", "content": "".join(text)})
-            text.clear()
+        if parts:
+            items.append({"type": "message", "role": "assistant", "content": parts.copy()})
+            parts.clear()
 
     for block in message.content:
         if isinstance(block, TextBlock):
-            text.append(block.text)
+            if block.text:
+                parts.append(_output_text(block.text))
         elif isinstance(block, ToolUseBlock):
             flush()
             arguments = (
@@ -102,7 +113,7 @@ def _assistant(message: Message, target: str, stored: bool) -> list[dict[str, An
             elif isinstance(block, OpaqueBlock):
                 shown = _search_text(block)
                 if shown:
-                    text.append(shown)
+                    parts.append(_output_text(shown))
     flush()
     return items
 
