@@ -168,3 +168,63 @@ def test_a_reasoning_item_without_encrypted_content_is_left_out_unless_stored(
     wire_server.add_file(recorded / "text.sse")
     wire.run(responses({"openai": {"store": True}}), MODEL, request)
     assert wire_server.requests[1].json()["input"][1] == bare
+
+
+def test_the_same_model_gets_its_url_citations_back_as_they_came(
+    responses, wire_server, wire, recorded
+):
+    # web_search.sse: a real gpt-5-mini capture whose message carries twelve
+    # url_citation annotations (see the recording's first line).
+    wire_server.add_file(recorded / "web_search.sse")
+    wire_server.add_file(recorded / "text.sse")
+    wire_server.add_file(recorded / "text.sse")
+    client = responses()
+    spec = "wire/gpt-5-mini"
+    _, first = wire.run(client, spec, "tech news?", server_tools=[{"type": "web_search"}])
+    follow = Request(
+        messages=[
+            Message(role="user", content="tech news?"),
+            first.message,
+            Message(role="user", content="more"),
+        ]
+    )
+    # Stored as JSON between the turns, as an application would.
+    stored = Request.model_validate_json(follow.model_dump_json())
+    wire.run(client, spec, stored)
+
+    came = next(i for i in wire.final_output("web_search.sse") if i["type"] == "message")
+    annotations = came["content"][0]["annotations"]
+    assert len(annotations) == 12 and annotations[0]["type"] == "url_citation"
+    sent = wire_server.requests[1].json()["input"]
+    messages = [i for i in sent if i.get("role") == "assistant"]
+    assert messages == [
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "output_text",
+                    "text": came["content"][0]["text"],
+                    "annotations": annotations,
+                }
+            ],
+        }
+    ]
+    # Byte for byte: the same keys in the same order, the titles' characters unescaped.
+    raw = wire_server.requests[1].body.decode()
+    assert json.dumps(annotations, ensure_ascii=False) in raw
+    assert wire.sdk_checked(sent, "input") == sent
+    # The web search calls go back beside it, in their places.
+    kinds = [i.get("type") for i in sent]
+    assert kinds.index("message", 1) > max(i for i, k in enumerate(kinds) if k == "web_search_call")
+
+    # Another model gets the text (and the searches as lines of text), no annotations.
+    wire.run(client, "wire/gpt-5", stored)
+    other = [i for i in wire_server.requests[2].json()["input"] if i.get("role") == "assistant"]
+    parts = [part for m in other for part in m["content"]]
+    assert parts[-1] == {
+        "type": "output_text",
+        "text": came["content"][0]["text"],
+        "annotations": [],
+    }
+    assert all(part["annotations"] == [] for part in parts)

@@ -8,7 +8,9 @@ Assistant text goes as a message item of ``output_text`` parts, the form every
 Responses server reads (llama.cpp's refuses ``{"role": "assistant", "content": "..."}``
 with "Cannot determine type of 'item'"). It has no ``id`` or ``status``: OpenAI takes
 the item without them (the Codex CLI sends it so), and an id would only name an item
-that with ``store: false`` was never kept. Each text block is one part.
+that with ``store: false`` was never kept. Each text block is one part, so the
+annotations of the model's own text (``url_citation`` ...) go back as they came, their
+indexes still counting within that part's text; another model's citations do not.
 """
 
 from __future__ import annotations
@@ -72,13 +74,14 @@ def _search_text(block: OpaqueBlock) -> str | None:
     return "Web search results:\n" + "\n".join(lines) if lines else block.text
 
 
-def _output_text(text: str) -> dict[str, Any]:
-    return {"type": "output_text", "text": text, "annotations": []}
+def _output_text(text: str, annotations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": annotations or []}
 
 
 def _assistant(message: Message, target: str, stored: bool) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     parts: list[dict[str, Any]] = []
+    own = message.model == target  # citations are this API's annotations only then
 
     def flush() -> None:
         if parts:
@@ -87,8 +90,9 @@ def _assistant(message: Message, target: str, stored: bool) -> list[dict[str, An
 
     for block in message.content:
         if isinstance(block, TextBlock):
-            if block.text:
-                parts.append(_output_text(block.text))
+            annotations = block.citations if own else None
+            if block.text or annotations:
+                parts.append(_output_text(block.text, annotations))
         elif isinstance(block, ToolUseBlock):
             flush()
             arguments = (
