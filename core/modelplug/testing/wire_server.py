@@ -2,7 +2,8 @@
 
 Tests of adapters use it so that what they exercise is a real socket: chunk boundaries
 arrive as they were queued, a delay is a real wait, and a dropped connection is a real
-reset mid-body. Every request is recorded (method, path, headers, body).
+reset mid-body. Every request is recorded (method, path, headers, body), and every
+connection accepted is counted (``connections``).
 
     server = WireServer().start()
     server.add_sse(["{\\"choices\\": []}"], done=True)
@@ -125,6 +126,7 @@ class _Handler(socketserver.BaseRequestHandler):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         reader = sock.makefile("rb")
         wire = self.server.wire
+        wire._accepted()
         while not wire.stopping.is_set():
             request = _read_request(reader)
             if request is None:
@@ -211,6 +213,9 @@ class WireServer:
 
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
+        #: connections accepted so far: a client that reuses its pooled connection
+        #: makes several requests on one.
+        self.connections = 0
         self.stopping = threading.Event()
         self._queue: deque[WireResponse] = deque()
         self._lock = threading.Lock()
@@ -323,6 +328,14 @@ class WireServer:
         return self.add(split_events(data), **kwargs)
 
     # -- server side --------------------------------------------------------------------
+
+    def _accepted(self) -> None:
+        with self._lock:
+            self.connections += 1
+
+    def _connected(self) -> None:
+        with self._lock:
+            self.connections += 1
 
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
