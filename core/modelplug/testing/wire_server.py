@@ -333,10 +333,6 @@ class WireServer:
         with self._lock:
             self.connections += 1
 
-    def _connected(self) -> None:
-        with self._lock:
-            self.connections += 1
-
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(request)
