@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import httpx2
 import pytest
 from modelplug.testing import WireServer, refused_url, split_events, split_every
@@ -42,12 +40,20 @@ def test_responses_can_be_bound_to_a_path(wire_server: WireServer) -> None:
         assert http.get(wire_server.url + "/c").status_code == 500  # nothing queued
 
 
-def test_delays_are_real_waits(wire_server: WireServer) -> None:
-    wire_server.add([b"a", (0.2, b"b")])
-    started = time.perf_counter()
+def test_a_delay_holds_back_the_next_chunk_until_it_has_passed(wire_server: WireServer) -> None:
+    wire_server.add([b"a", (0.05, b"b")])
+    wire_server.add([b"a", (60.0, b"b")])
     with httpx2.Client() as http:
+        # A short delay passes by itself: the whole body arrives.
         assert http.get(wire_server.url).text == "ab"
-    assert time.perf_counter() - started >= 0.2
+        # During a long one the first chunk has arrived and the next has not been sent:
+        # stopping the server then ends the body without it.
+        with http.stream("GET", wire_server.url) as response:
+            chunks = response.iter_raw()
+            assert next(chunks) == b"a"
+            wire_server.stopping.set()
+            with pytest.raises(httpx2.RemoteProtocolError):
+                next(chunks)
 
 
 def test_refused_url_refuses() -> None:
