@@ -57,9 +57,15 @@ def test_http_limits_read_the_http_table(make_client: Any) -> None:
 
 
 def test_http_table_is_no_unknown_section(make_client: Any) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        make_client(config={"http": {"max_connections": 8}})
+    # A misspelt table beside it shows the warning that [http] must not get.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        client = make_client(
+            config={"http": {"max_connections": 8}, "htpp": {"max_connections": 8}}
+        )
+    unknown = [str(w.message) for w in caught if "unknown settings section" in str(w.message)]
+    assert len(unknown) == 1 and "[htpp]" in unknown[0], unknown
+    assert http_limits(client.settings).max_connections == 8
 
 
 @pytest.mark.parametrize("value", [0, -1, "many", True])
