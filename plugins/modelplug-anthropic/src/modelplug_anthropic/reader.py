@@ -12,6 +12,8 @@ output. The rules (each one a real server's habit, see the plugin's README):
 
 - an event names itself by its JSON ``type``; the SSE ``event:`` line may be missing;
 - ``ping`` and event or delta types this reader does not know are skipped;
+- a block is known by its ``index``: blocks start in index order, but the first may be
+  1 and an index may be skipped (the content is the blocks in index order);
 - ``message_start`` opens the message; a second one before any block replaces the
   first (a proxy that repeats the frame), after a block it is a spliced stream;
 - usage is message_start's, overwritten by each message_delta's cumulative counts (a
@@ -195,9 +197,11 @@ class MessageReader:
         index = _index(event)
         if index in self.blocks:
             raise Problem(f"a second content_block_start for block {index}")
-        if index != len(self.blocks):
-            # Blocks are numbered in order from 0: the order shown is the final order.
-            raise Problem(f"a content_block_start for block {index}, expected {len(self.blocks)}")
+        last = max(self.blocks, default=-1)
+        if index < last:
+            # Blocks start in index order, so the order shown is the final order; the
+            # first may be 1 and an index may be skipped (blocks are read by index).
+            raise Problem(f"a content_block_start for block {index} after block {last}")
         start = _mapping(event.get("content_block"), "a content_block_start whose block is")
         if not isinstance(start.get("type"), str):
             raise Problem(f"a content_block_start for block {index} without a block type")
