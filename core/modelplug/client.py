@@ -136,6 +136,7 @@ class Client:
         self._thread_loops_lock = threading.Lock()
         self._background: tuple[asyncio.AbstractEventLoop, threading.Thread] | None = None
         self._echo_noted = False
+        self._checked_tables: set[str] = set()
         self._declared: dict[str, list[tuple[Provider, str]]] | None = None
         self._warn_unknown_sections()
 
@@ -277,6 +278,8 @@ class Client:
             raise UnknownProviderError(
                 concrete, provider, self.providers(), hint=self._install_hint(provider)
             )
+        if route.provider in self.settings.providers:
+            self._check_provider_table(route.provider)
         catalog: ModelInfo | None = self.host.call_first(
             "modelplug_model_info", {"route": route, "settings": self.settings}
         )[0]
@@ -296,6 +299,21 @@ class Client:
         return dataclasses.replace(
             route, info=info, spec=asked, role=role, plugin=route.plugin or found[1]
         )
+
+    def _check_provider_table(self, provider: str) -> None:
+        """The user's ``[providers.NAME]`` keys beyond core's, against what the serving
+        type declares (once per name: a warning is worth one line, not one per call)."""
+        if provider in self._checked_tables:
+            return
+        from .provider_table import check_provider_table
+
+        own = self.settings.providers[provider]
+        declared = next(
+            (d for d, _ in self.declared_providers().get(provider, []) if d.type == own.type),
+            None,
+        )
+        check_provider_table(self.settings, provider, declared)
+        self._checked_tables.add(provider)
 
     def _install_hint(self, provider: str | None) -> str | None:
         """What to do about a provider nothing serves: the plugin that would serve it is

@@ -12,7 +12,11 @@ Routes and settings
     :class:`Route`, :class:`Endpoint`, :class:`ModelInfo`, :class:`Price`,
     :class:`Provider` (what ``modelplug_providers`` returns), :class:`Settings`,
     :class:`ProviderSettings`, :func:`check_base_url`, :func:`is_loopback_url`,
-    :func:`read_options` (a plugin's ``[table]`` into a typed record), :func:`warn`.
+    :func:`read_options` (a plugin's ``[table]`` into a typed record), :func:`warn`;
+    for a provider type's side of the user's ``[providers.NAME]`` tables (see
+    :mod:`modelplug.provider_table`): :func:`declared_providers` (what
+    ``modelplug_providers`` returns), :func:`user_endpoint` (a user provider's Endpoint,
+    checked once) and :func:`provider_options` (the type's own keys, typed).
 
 Errors
     :class:`ErrorClass` and the exception family (:class:`ModelplugError`,
@@ -108,6 +112,7 @@ __all__ = [
     "class_for_status",
     "classify_generic",
     "clean_exception",
+    "declared_providers",
     "describe_error",
     "error_body",
     "error_message",
@@ -127,6 +132,7 @@ __all__ = [
     "parse_arguments",
     "parse_retry_after",
     "provider_headers",
+    "provider_options",
     "read_options",
     "redact",
     "redact_data",
@@ -138,6 +144,7 @@ __all__ = [
     "retry_after_of",
     "status_of",
     "undo_strict",
+    "user_endpoint",
     "warn",
 ]
 
@@ -186,6 +193,9 @@ _WHERE = {
     "error_message": "provider_http",
     "error_type": "provider_http",
     "provider_headers": "provider_http",
+    "declared_providers": "provider_table",
+    "provider_options": "provider_table",
+    "user_endpoint": "provider_table",
     "Offer": "splice",
     "Splice": "splice",
     "SpliceReader": "splice",
@@ -270,6 +280,7 @@ if TYPE_CHECKING:
         error_type,
         provider_headers,
     )
+    from .provider_table import declared_providers, provider_options, user_endpoint
     from .redact import clean_exception, redact, redact_data, register_secret
     from .replay import is_replayable, replayable_blocks, replayable_messages
     from .routes import Endpoint, ModelInfo, Price, Provider, Route

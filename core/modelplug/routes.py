@@ -109,6 +109,9 @@ class Endpoint:
     # ``ollama``...), so probes, reasoning dialects and quirks apply to a provider the
     # user named ``lab``. None when unknown or when the type says it all.
     server: str | None = None
+    # The type's own settings from the user's table (``region``), as the plugin read
+    # them (:func:`modelplug.plugin.provider_options`): plain values, no secret.
+    options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.headers = dict.fromkeys(self.headers, HEADER_MASK)
@@ -165,12 +168,18 @@ class Provider:
         compatible one. When two plugins declare one name, the native one serves it
         unless the user's file pins a type with ``[providers.NAME] type = "..."``.
     :param example: an example model id, for hints (``qwen3:8b``).
+    :param options: a dataclass of the keys beyond core's that a user's
+        ``[providers.NAME]`` table of this type takes (``region``); core checks the
+        table against it when the name resolves (an unknown key is a warning naming the
+        known ones, a wrong value a ConfigError), and the plugin reads the values with
+        :func:`modelplug.plugin.provider_options`. None: the type takes no other key.
     """
 
     name: str
     type: str
     native: bool = False
     example: str | None = None
+    options: type | None = None
 
 
 def _plain(record: Any) -> Any:

@@ -77,6 +77,10 @@ class ProviderSettings:
     # The keys the table gave: ``api_key_env`` given as None (from code; TOML has no
     # null) means "no key", where leaving it out lets a preset's variable apply.
     given: frozenset[str] = field(default=frozenset(), init=False, compare=False)
+    # Keys beyond these that the provider's type takes (``region`` for Bedrock), as the
+    # table gave them: the serving plugin declares and types them (``Provider.options``,
+    # read with ``modelplug.plugin.provider_options``); core checks them at resolve.
+    extra: dict[str, Any] = field(default_factory=dict, init=False, compare=False)
 
     def __repr__(self) -> str:
         return (
@@ -84,6 +88,9 @@ class ProviderSettings:
             f"api_key_env={self.api_key_env!r}, headers={dict.fromkeys(self.headers, '***')}, "
             f"allow_insecure_http={self.allow_insecure_http!r}, server={self.server!r})"
         )
+
+
+PROVIDER_KEYS = frozenset(field_names(ProviderSettings))
 
 
 @dataclass(kw_only=True)
@@ -595,12 +602,19 @@ class Settings:
         if not isinstance(raw, dict):
             raise ConfigError(f"{self._source('providers')}: 'providers' must be a table")
         for name, entry in raw.items():
-            entry = self._known_keys(entry, ProviderSettings, f"providers.{name}", "providers")
+            if not isinstance(entry, dict):
+                raise ConfigError(
+                    f"{self._source('providers')}: 'providers.{name}' must be a table"
+                )
+            known = PROVIDER_KEYS.intersection(entry)
             try:
-                provider = from_table(ProviderSettings, entry, f"providers.{name}")
+                provider = from_table(
+                    ProviderSettings, {k: entry[k] for k in known}, f"providers.{name}"
+                )
             except TableError as exc:
                 raise ConfigError(f"{self._source('providers')}: {exc}") from None
             provider.given = frozenset(entry)
+            provider.extra = {k: v for k, v in entry.items() if k not in known}
             if provider.api_key_env is not None:
                 try:
                     check_key_variable(provider.api_key_env, provider=name)
