@@ -13,8 +13,8 @@ from modelplug.plugin import (
     Provider,
     Route,
     Settings,
-    check_base_url,
-    is_loopback_url,
+    declared_providers,
+    user_endpoint,
 )
 
 TYPE = "openai-compatible"
@@ -56,34 +56,16 @@ SERVERS = ("llamacpp", "vllm", "ollama", "lmstudio", "litellm", "openrouter", "o
 def provider_names(settings: Settings) -> list[Provider]:
     """Presets plus the user's providers of this type, all generic (not native): a
     plugin that speaks a provider's own API wins its name when both are installed."""
-    names = set(PRESETS)
-    names.update(n for n, p in settings.providers.items() if p.type == TYPE)
-    # A user provider of another type with a preset's name replaces the preset.
-    names.difference_update(n for n, p in settings.providers.items() if p.type != TYPE)
-    return [Provider(name=n, type=TYPE) for n in sorted(names)]
-
-
-def _server(provider: str, given: str | None, preset: Preset | None) -> str | None:
-    if given is None:
-        return preset.server if preset is not None else None
-    if given not in SERVERS:
-        raise ConfigError(
-            f"[providers.{provider}] server = {given!r} is not a server this plugin knows; "
-            f"use one of {', '.join(SERVERS)} (or leave it out)"
-        )
-    return given
+    return declared_providers(settings, TYPE, builtin=PRESETS)
 
 
 def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
     """The endpoint of ``provider``, or None when this plugin does not serve it."""
     user = settings.providers.get(provider)
     preset = PRESETS.get(provider)
-    if user is not None and user.type != TYPE:
-        return None
-    if user is None and preset is None:
-        return None
     if user is None:
-        assert preset is not None
+        if preset is None:
+            return None
         return Endpoint(
             type=TYPE,
             base_url=preset.base_url,
@@ -91,32 +73,20 @@ def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
             local=preset.local,
             server=preset.server,
         )
-    base_url = user.base_url or (preset.base_url if preset else None)
-    if not base_url:
-        raise ConfigError(
-            f"the provider {provider!r} in your settings has type {TYPE!r} but no base_url; "
-            'add base_url = "https://host/v1" under [providers.' + provider + "]"
-        )
-    base_url = check_base_url(
-        base_url, allow_insecure_http=user.allow_insecure_http, provider=provider
+    endpoint = user_endpoint(
+        settings,
+        provider,
+        TYPE,
+        base_url=preset.base_url if preset else None,
+        api_key_env=preset.api_key_env if preset else None,
+        server=preset.server if preset else None,
+        servers=SERVERS,
     )
-    api_key_env = user.api_key_env
-    if api_key_env is None and preset is not None and "api_key_env" not in user.given:
-        api_key_env = preset.api_key_env
-    # "local" means a free server on this machine (pricing plugins read it so): a local
-    # preset, or a keyless loopback address. A keyed one is likely a paid proxy.
-    local = (preset is not None and preset.local) or (
-        api_key_env is None and is_loopback_url(base_url)
-    )
-    return Endpoint(
-        type=TYPE,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        headers=dict(user.headers),
-        allow_insecure_http=user.allow_insecure_http,
-        local=local,
-        server=_server(provider, user.server, preset),
-    )
+    if endpoint is not None and preset is not None and preset.local:
+        # "local" means a free server on this machine (pricing plugins read it so): a
+        # local preset, or a keyless loopback address. A keyed one is likely a paid proxy.
+        endpoint.local = True
+    return endpoint
 
 
 def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route | None:
