@@ -190,6 +190,33 @@ from modelplug import Client, ModelplugError
 from modelplug.types import Notice
 
 spec = json.loads(sys.argv[1])
+admitted = {}  # a request-rate window's key -> the calls the limiter let through in it
+
+if spec["count_admissions"]:
+    # The limiter's own accounting, watched where it meets the shared store: a
+    # reservation taken counts in its window, one given back (its window ended during
+    # the round trip, so the call goes in the next) counts out.
+    from modelplug_redis.counters import RedisCounters
+
+    def count(charges):
+        for charge in charges:
+            if charge.key.startswith("rate:") and ":requests:" in charge.key:
+                admitted[charge.key] = admitted.get(charge.key, 0) + charge.amount
+
+    reserve, settle = RedisCounters.reserve, RedisCounters.settle
+
+    async def counted_reserve(self, charges):
+        outcome = await reserve(self, charges)
+        if outcome.refused is None:
+            count(charges)
+        return outcome
+
+    async def counted_settle(self, adjust, learned):
+        count(adjust)
+        return await settle(self, adjust, learned)
+
+    RedisCounters.reserve, RedisCounters.settle = counted_reserve, counted_settle
+
 client = Client(config=spec["config"], enable=spec["enable"])
 notices = []
 problems = []
@@ -220,7 +247,9 @@ async def main():
     return results
 
 results = asyncio.run(main())
-print(json.dumps({"results": results, "notices": notices, "problems": problems[:3]}))
+print(json.dumps(
+    {"results": results, "notices": notices, "problems": problems[:3], "admitted": admitted}
+))
 """
 
 
@@ -234,12 +263,15 @@ def _run_workers(
     model: str = "lab/m",
     max_tokens: int = 16,
     warm: str | None = "lab/warm",
+    count_admissions: bool = False,
 ) -> list[dict[str, Any]]:
     """Start ``processes`` workers, each making ``calls`` concurrent calls, all at once:
     each worker warms up (one call to ``warm``) and says it is ready, then they all get
     one start time, just after a whole second (rate windows are aligned on the epoch:
     a start late in a window would put the first burst right at its edge). Returns
-    their results (``ok`` or the error's class and kind), notice kinds and problems."""
+    their results (``ok`` or the error's class and kind), notice kinds and problems;
+    with ``count_admissions``, also ``admitted``: per request-rate window of the limiter
+    (its counter's key), how many calls it let through in that window."""
     user_file = tmp_path / "user.toml"
     user_file.write_text("")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MODELPLUG_")}
@@ -251,6 +283,7 @@ def _run_workers(
         "model": model,
         "max_tokens": max_tokens,
         "warm": warm,
+        "count_admissions": count_admissions,
     }
     started = [
         subprocess.Popen(
