@@ -38,6 +38,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from urllib.parse import urlsplit
 
 from .errors import ErrorClass, ModelError, class_for_status
 
@@ -155,10 +156,12 @@ class WireErrors:
             text += f"; retry after {retry_after:g} s"
         return self.make(text, found, route, status=status, headers=headers, body=data)
 
-    def unreachable(self, route: Route) -> ModelError:
-        """Nothing listens at the route's base URL: another model may still answer."""
+    def unreachable(self, route: Route, *, base: str | None = None) -> ModelError:
+        """Nothing listens at ``base`` (by default the route's base URL; a route of a
+        provider's built-in URL may hold none): another model may still answer."""
         return self.make(
-            f"Cannot reach {route.provider} at {route.endpoint.base_url}. Is the server running?",
+            f"Cannot reach {route.provider} at {base or route.endpoint.base_url}. "
+            "Is the server running?",
             ErrorClass(kind="unreachable", fallback=True, reason="connection refused"),
             route,
         )
@@ -180,13 +183,14 @@ class WireErrors:
             partial=partial,
         )
 
-    def not_a_stream(self, route: Route, what: str) -> ModelError:
+    def not_a_stream(self, route: Route, what: str, *, base: str | None = None) -> ModelError:
         """A 200 whose body is not the provider's stream (a login portal, a proxy's
-        page): asking again gets the same page, so it is not retried."""
+        page): asking again gets the same page, so it is not retried. ``base`` as for
+        :meth:`unreachable`."""
         return self.make(
-            f"{route.provider} at {route.endpoint.base_url}: the server answered {what}, not "
-            "an event stream; check base_url (it may point at a web page or a proxy's "
-            "login page)",
+            f"{route.provider} at {base or route.endpoint.base_url}: the server answered "
+            f"{what}, not an event stream; check base_url (it may point at a web page or a "
+            "proxy's login page)",
             ErrorClass(
                 kind="other",
                 retryable=False,
@@ -354,13 +358,18 @@ class ProviderHTTP(Generic[OptionsT]):
         headers: Mapping[str, str],
         method: str = "POST",
         whole: bool = True,
+        errors: WireErrors | None = None,
     ) -> Answer:
         """The answer to one streamed request, opened by ``async with``.
 
         :param whole: take a JSON answer as the whole response (a server that ignored
             ``stream: true``), handed over as :attr:`Answer.whole`; False refuses it.
+        :param errors: this call's errors, when the plugin's messages need what only the
+            call knows (the context window it asked for); else the plugin's own.
         """
-        return Answer(self, client, route, url, method, body, headers, whole=whole, json=False)
+        return Answer(
+            self, client, route, url, method, body, headers, whole=whole, json=False, errors=errors
+        )
 
     async def call_json(
         self,
@@ -399,6 +408,7 @@ class Answer:
         "_body",
         "_chunks",
         "_ended",
+        "_errors",
         "_headers",
         "_json",
         "_sniff",
@@ -426,8 +436,10 @@ class Answer:
         *,
         whole: bool,
         json: bool,
+        errors: WireErrors | None = None,
     ) -> None:
         self.http = http
+        self._errors = errors if errors is not None else http.errors
         self.client = client
         self.route = route
         self._url = url
@@ -449,8 +461,17 @@ class Answer:
         return self.response.headers
 
     @property
+    def base(self) -> str:
+        """Where the request went, as messages name it: the route's base URL, or the
+        URL's scheme and host when the route holds none (a provider's built-in URL)."""
+        if self.route.endpoint.base_url:
+            return self.route.endpoint.base_url
+        parts = urlsplit(self._url)
+        return f"{parts.scheme}://{parts.netloc}"
+
+    @property
     def errors(self) -> WireErrors:
-        return self.http.errors
+        return self._errors
 
     # -- sending ------------------------------------------------------------------------
 
@@ -490,7 +511,7 @@ class Answer:
                 # Once, at once: a dead pooled connection, not a struggling server.
                 response = await http.send(request, stream=True)
         except httpx2.ConnectError:
-            raise self.errors.unreachable(self.route) from None
+            raise self.errors.unreachable(self.route, base=self.base) from None
         except httpx2.TimeoutException as exc:
             raise self._timed_out(exc) from None
         except httpx2.TransportError as exc:
@@ -511,7 +532,7 @@ class Answer:
         import httpx2
 
         route, section, options = self.route, self.errors.section, self.options
-        at = f"{route.provider} at {route.endpoint.base_url}"
+        at = f"{route.provider} at {self.base}"
         if isinstance(exc, httpx2.ReadTimeout):
             message = (
                 f"{at} sent no answer within {options.first_byte_timeout:g} s "
@@ -548,16 +569,17 @@ class Answer:
                 raise self.errors.not_json(self, "was not JSON")
             return
         if kind == "text/html":
-            raise self.errors.not_a_stream(self.route, "text/html")
+            raise self.errors.not_a_stream(self.route, "text/html", base=self.base)
         if kind == "application/json":
             raw = await self.read()
             data = _json_object(raw)
-            if data is not None and "error" in data:
+            # An error set, not the key alone: a whole Responses API object has "error": null.
+            if data is not None and data.get("error"):
                 raise self.errors.status(
                     status, response.headers, raw[:ERROR_BODY_LIMIT], self.route
                 )
             if not self._whole:
-                raise self.errors.not_a_stream(self.route, "a single JSON document")
+                raise self.errors.not_a_stream(self.route, "a single JSON document", base=self.base)
             self.whole = raw
 
     async def _error_bytes(self) -> bytes:
@@ -614,7 +636,7 @@ class Answer:
         if self._sniff and not self._json and chunk.strip():
             self._sniff = False
             if chunk.lstrip()[:1] == b"<":
-                raise self.errors.not_a_stream(self.route, "text/html")
+                raise self.errors.not_a_stream(self.route, "text/html", base=self.base)
         return chunk
 
     # -- closing ------------------------------------------------------------------------
