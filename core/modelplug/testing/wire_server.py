@@ -2,8 +2,10 @@
 
 Tests of adapters use it so that what they exercise is a real socket: chunk boundaries
 arrive as they were queued, a delay is a real wait, and a dropped connection is a real
-reset mid-body. Every request is recorded (method, path, headers, body), and every
-connection accepted is counted (``connections``).
+reset mid-body. Every request is recorded (method, path, headers, body), every
+connection accepted is counted (``connections``), and so is every connection the client
+closed (``closed_by_client``): like a real server, it notices a client that went away
+even while it waits out a delay or a stall, and stops answering it.
 
     server = WireServer().start()
     server.add_sse(["{\\"choices\\": []}"], done=True)
@@ -14,10 +16,12 @@ connection accepted is counted (``connections``).
 from __future__ import annotations
 
 import json
+import select
 import socket
 import socketserver
 import struct
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +31,8 @@ from typing import Any
 __all__ = ["RecordedRequest", "WireResponse", "WireServer", "refused_url", "split_every"]
 
 Chunk = bytes | tuple[float, bytes]
+# How often a wait (a delay, a stall) looks whether the client has gone.
+POLL_SECONDS = 0.02
 
 
 @dataclass
@@ -128,12 +134,16 @@ class _Handler(socketserver.BaseRequestHandler):
         wire = self.server.wire
         wire._accepted()
         while not wire.stopping.is_set():
-            request = _read_request(reader)
+            try:
+                request = _read_request(reader)
+            except OSError:  # a reset while waiting for the next request
+                request = None
             if request is None:
+                wire._client_closed()
                 return
             wire._record(request)
             response = wire._next(request.path)
-            if not _send(sock, response, wire.stopping):
+            if not _send(sock, response, wire):
                 return
 
 
@@ -165,14 +175,14 @@ def _read_request(reader: Any) -> RecordedRequest | None:
     return RecordedRequest(method, path, headers, body)
 
 
-def _send(sock: socket.socket, response: WireResponse, stopping: threading.Event) -> bool:
+def _send(sock: socket.socket, response: WireResponse, wire: WireServer) -> bool:
     """Send one response; False when the connection must not be reused."""
     if response.hang_up:
         # shutdown, not only close: the handler's file object still holds the socket.
         sock.shutdown(socket.SHUT_RDWR)
         sock.close()
         return False
-    if response.stall and stopping.wait(response.stall):
+    if response.stall and _interrupted(sock, response.stall, wire):
         return False
     headers = {
         "content-type": "text/event-stream",
@@ -189,7 +199,7 @@ def _send(sock: socket.socket, response: WireResponse, stopping: threading.Event
                 _reset(sock)
                 return False
             delay, data = chunk if isinstance(chunk, tuple) else (0.0, chunk)
-            if delay and stopping.wait(delay):
+            if delay and _interrupted(sock, delay, wire):
                 return False
             if data:
                 sock.sendall(b"%x\r\n%s\r\n" % (len(data), data))
@@ -197,9 +207,37 @@ def _send(sock: socket.socket, response: WireResponse, stopping: threading.Event
             _reset(sock)
             return False
         sock.sendall(b"0\r\n\r\n")
-    except OSError:
+    except OSError:  # the client closed or reset the connection while it was answered
+        wire._client_closed()
         return False
     return True
+
+
+def _interrupted(sock: socket.socket, seconds: float, wire: WireServer) -> bool:
+    """Wait ``seconds``, as a server still working on an answer does; True when it must
+    stop instead: the server is stopping, or the client closed the connection (a real
+    server notices that, and a test must see a consumer's early close reach it)."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        if wire.stopping.wait(min(left, POLL_SECONDS)):
+            return True
+        if _closed_by_peer(sock):
+            wire._client_closed()
+            return True
+    return False
+
+
+def _closed_by_peer(sock: socket.socket) -> bool:
+    """Whether the client has closed its end: the socket reads as ended (or reset)."""
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        if not readable:
+            return False
+        return sock.recv(1, socket.MSG_PEEK | getattr(socket, "MSG_DONTWAIT", 0)) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
 
 
 def _reset(sock: socket.socket) -> None:
@@ -216,9 +254,14 @@ class WireServer:
         #: connections accepted so far: a client that reuses its pooled connection
         #: makes several requests on one.
         self.connections = 0
+        #: connections the client closed (or reset), seen by the server: when it read
+        #: the end of the client's input, failed to write to it, or noticed it during a
+        #: delay or a stall. A hang-up or a drop the server was told to make is not one.
+        self.closed_by_client = 0
         self.stopping = threading.Event()
         self._queue: deque[WireResponse] = deque()
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -329,9 +372,21 @@ class WireServer:
 
     # -- server side --------------------------------------------------------------------
 
+    def wait_closed_by_client(self, count: int, timeout: float = 10.0) -> bool:
+        """Wait until ``closed_by_client`` is at least ``count`` (the server notices a
+        close on its own thread, a moment after the client made it); False when it was
+        not within ``timeout`` seconds."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self.closed_by_client >= count, timeout)
+
     def _accepted(self) -> None:
         with self._lock:
             self.connections += 1
+
+    def _client_closed(self) -> None:
+        with self._changed:
+            self.closed_by_client += 1
+            self._changed.notify_all()
 
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
