@@ -58,6 +58,23 @@ def test_a_prompt_longer_than_num_ctx_is_a_context_overflow(ollama, wire):
     assert 'context_window under [models."ollama/llama3"]' in str(error)
 
 
+def test_a_context_overflow_names_the_num_ctx_this_call_sent(ollama, wire):
+    wire.server.add_json(TOO_LONG, status=400, path="/api/chat")
+    extra = {"models": {"ollama/llama3": {"context_window": 8192}}}
+    error = failure(ollama(extra))
+    assert wire.requests[0].json()["options"]["num_ctx"] == 8192
+    assert error.error_class.kind == "context_overflow"
+    assert "(num_ctx 8192)" in str(error)
+
+
+def test_a_json_error_answered_with_200_is_read_by_its_words(ollama, wire):
+    wire.server.add_json(NOT_FOUND, path="/api/chat")
+    error = failure(ollama())
+    assert error.error_class.kind == "not_found"
+    assert "Ollama answered 200" in str(error) and "ollama pull llama3" in str(error)
+    assert error.partial is None
+
+
 def test_an_error_line_mid_stream_is_classified_and_keeps_the_text(ollama, wire):
     wire.chat("error_line.jsonl")
     error = failure(ollama(), "ollama/gemma4")

@@ -85,8 +85,11 @@ def test_modelplug_probe_refuses_a_login_page(ollama, wire):
     wire.server.add("<html>sign in: sk-0123</html>", path="/api/show", content_type="text/html")
     with pytest.raises(ModelError) as caught:
         ollama().probe("ollama/llava")
-    assert "not a JSON object" in str(caught.value)
-    assert "sign in" not in str(caught.value)  # the body is never quoted
+    message = str(caught.value)
+    for part in ("POST /api/show", "status 200", "text/html", "was not JSON", "base_url"):
+        assert part in message
+    assert caught.value.error_class.kind == "other"
+    assert "sign in" not in message and "sk-0123" not in message  # the body is never quoted
 
 
 def test_the_stream_asks_api_show_once_per_model_and_sizes_num_ctx(ollama, wire):

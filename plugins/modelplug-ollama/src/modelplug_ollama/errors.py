@@ -1,14 +1,16 @@
 """This plugin's errors, each born with its ErrorClass.
 
-They derive from the kit's ModelError, so the client passes them on unchanged (message,
-class and partial output); ``modelplug_classify_error`` answers for them too. The
-plugin never retries: retries belong to a policy, which reads ``retryable``.
+The kit's HTTP path makes them through :class:`OllamaErrors` (sending, statuses, a cut
+or a stall); what is Ollama's own is here: its ``{"error": "..."}`` bodies and lines, the
+``ollama pull`` and ``num_ctx`` hints. They derive from the kit's ModelError, so the
+client passes them on unchanged (message, class and partial output);
+``modelplug_classify_error`` answers for them too. The plugin never retries: retries
+belong to a policy, which reads ``retryable``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,21 +18,19 @@ from modelplug.plugin import (
     ErrorClass,
     ModelError,
     Route,
+    WireErrors,
     class_for_status,
+    error_body,
+    error_message,
     redact,
+    redact_data,
     retry_after_from_headers,
 )
 from modelplug.types import Response
 
-__all__ = [
-    "OllamaError",
-    "error_answer",
-    "error_line",
-    "not_done",
-    "stream_broken",
-    "unreachable",
-]
+__all__ = ["ERRORS", "OllamaError", "OllamaErrors", "error_line", "not_done"]
 
+SECTION = "ollama"
 PULL_HINT = "Run `ollama pull {model}` to download it (`ollama list` shows the installed models)."
 CONTEXT_HINT = (
     "the conversation does not fit the context Ollama loaded (num_ctx {num_ctx}); set "
@@ -55,25 +55,60 @@ class OllamaError(ModelError):
         super().__init__(message, error_class=error_class, route=route, partial=partial)
 
 
-def unreachable(route: Route) -> OllamaError:
-    """Nothing listens at the base URL: another model may still answer."""
-    return OllamaError(
-        f"Cannot reach Ollama at {route.endpoint.base_url}. Is it running (ollama serve)?",
-        error_class=ErrorClass(kind="unreachable", fallback=True, reason="connection refused"),
-        route=route,
-    )
+class OllamaErrors(WireErrors):
+    """The kit's HTTP path makes this plugin's errors. ``num_ctx``: the context window
+    the call asked for, named by a context overflow's hint (None: not known, a probe)."""
+
+    error = OllamaError
+
+    def __init__(self, section: str, num_ctx: int | None = None) -> None:
+        super().__init__(section)
+        self.num_ctx = num_ctx
+
+    def for_call(self, num_ctx: int) -> OllamaErrors:
+        return OllamaErrors(self.section, num_ctx)
+
+    def make(
+        self,
+        message: str,
+        error_class: ErrorClass,
+        route: Route,
+        *,
+        partial: Response | None = None,
+        status: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        body: Any = None,
+    ) -> OllamaError:
+        return OllamaError(
+            message, error_class=error_class, route=route, partial=partial, body=body
+        )
+
+    def unreachable(self, route: Route, *, base: str | None = None) -> OllamaError:
+        return self.make(
+            f"Cannot reach Ollama at {base or route.endpoint.base_url}. "
+            "Is it running (ollama serve)?",
+            ErrorClass(kind="unreachable", fallback=True, reason="connection refused"),
+            route,
+        )
+
+    def status(
+        self, status: int, headers: Mapping[str, str], body: bytes, route: Route
+    ) -> OllamaError:
+        """An error status from Ollama (``{"error": "..."}``), or such a body answered
+        with 200, whose words are then all there is (as on an error line)."""
+        data = error_body(body)  # redacted: a proxy may echo the key it refused
+        message = error_message(data)
+        code = status if status >= 300 else None
+        error_class, hint = _classify(
+            code, message, retry_after_from_headers(headers), route, self.num_ctx
+        )
+        words = f"Ollama answered {status}: {message}" if message else f"Ollama answered {status}"
+        if hint:
+            words += f". {hint}"
+        return self.make(words, error_class, route, status=status, headers=headers, body=data)
 
 
-def stream_broken(
-    route: Route, message: str, *, reason: str, partial: Response | None = None
-) -> OllamaError:
-    """A transient failure: the same request may succeed when sent again."""
-    return OllamaError(
-        message,
-        error_class=ErrorClass(kind="transient", retryable=True, fallback=True, reason=reason),
-        route=route,
-        partial=partial,
-    )
+ERRORS = OllamaErrors(SECTION)
 
 
 def not_done(route: Route, reason: str, partial: Response | None) -> OllamaError:
@@ -86,17 +121,6 @@ def not_done(route: Route, reason: str, partial: Response | None) -> OllamaError
         route=route,
         partial=partial,
     )
-
-
-def _message_of(body: Any) -> str:
-    if isinstance(body, Mapping):
-        error = body.get("error")
-        if isinstance(error, str):
-            return error
-        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
-            return str(error["message"])
-        return json.dumps(body)[:500]
-    return str(body or "").strip()[:500]
 
 
 def _classify(
@@ -127,40 +151,15 @@ def _classify(
     return error_class, hint
 
 
-def error_answer(
-    status: int,
-    headers: Mapping[str, str],
-    raw: bytes,
-    route: Route,
-    num_ctx: int | None = None,
-) -> OllamaError:
-    """The error for an error status from Ollama (``{"error": "..."}``)."""
-    # Redacted before anything keeps it: a proxy may echo the key it refused.
-    text = redact(raw.decode("utf-8", "replace"))
-    try:
-        body: Any = json.loads(text) if text.strip() else None
-    except ValueError:
-        body = text
-    message = _message_of(body)
-    error_class, hint = _classify(
-        status, message, retry_after_from_headers(headers), route, num_ctx
-    )
-    words = f"Ollama answered {status}: {message}" if message else f"Ollama answered {status}"
-    if hint:
-        words += f". {hint}"
-    return OllamaError(words, error_class=error_class, route=route, body=body)
-
-
 def error_line(
     error: Any, route: Route, partial: Response | None, num_ctx: int | None = None
 ) -> OllamaError:
     """The error for an ``{"error": ...}`` line in the stream (the status was already
     200, so the words are all there is)."""
-    message = redact(_message_of({"error": error}))
+    message = redact(error_message({"error": error}))
     error_class, hint = _classify(None, message, None, route, num_ctx)
     words = f"Ollama failed mid-stream: {message}"
     if hint:
         words += f". {hint}"
-    return OllamaError(
-        words, error_class=error_class, route=route, partial=partial, body={"error": error}
-    )
+    body = redact_data({"error": error})
+    return OllamaError(words, error_class=error_class, route=route, partial=partial, body=body)

@@ -8,14 +8,15 @@ What was learnt is kept per Client and model (:func:`known_for`), so the stream 
 
 from __future__ import annotations
 
+import json
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import ErrorClass, ModelInfo, Route
+from modelplug.plugin import ModelInfo, Route
 
-from .errors import OllamaError, error_answer, stream_broken, unreachable
-from .http import request_headers, shared_http
+from .errors import OllamaError
+from .http import HTTP, request_headers
 from .providers import DEFAULT_CONTEXT_WINDOW
 
 if TYPE_CHECKING:
@@ -122,36 +123,11 @@ async def _get(
     client: Client, route: Route, method: str, path: str, body: Any = None
 ) -> dict[str, Any]:
     """Ollama's JSON answer, an object; an OllamaError for anything else."""
-    import httpx2
-
-    http, _ = shared_http(client)
     key = client.settings.api_key(route.endpoint.api_key_env, route.provider, required=False)
-    headers = request_headers(route, key, client.settings)
-    headers["accept"] = "application/json"
+    headers = request_headers(route, key, client.settings, accept="application/json")
+    content = None if body is None else json.dumps(body).encode()
     url = f"{route.endpoint.base_url}{path}"
-    try:
-        answer = await http.request(method, url, json=body, headers=headers)
-    except httpx2.ConnectError:
-        raise unreachable(route) from None
-    except httpx2.HTTPError as exc:
-        raise stream_broken(
-            route, f"asking Ollama {path} failed: {type(exc).__name__}", reason="probe failed"
-        ) from None
-    if answer.status_code >= 300:
-        raise error_answer(answer.status_code, answer.headers, answer.content, route)
-    try:
-        data = answer.json()
-    except ValueError:  # not JSON, or not text
-        data = None
-    if not isinstance(data, dict):
-        kind = answer.headers.get("content-type", "").split(";")[0] or "no content type"
-        raise OllamaError(
-            f"Ollama's answer to {path} (status {answer.status_code}, {kind}) is not a JSON "
-            "object; base_url may point at another server, or at a proxy's login page",
-            error_class=ErrorClass(kind="other", reason="the answer was not JSON"),
-            route=route,
-        )
-    return data
+    return await HTTP.call_json(client, route, url, headers=headers, method=method, body=content)
 
 
 async def learn(client: Client, route: Route) -> Known:

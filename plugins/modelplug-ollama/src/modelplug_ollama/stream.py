@@ -1,5 +1,9 @@
 """Stream one ``/api/chat`` call: the request, the NDJSON lines, events, the Response.
 
+Sending, statuses, a web page where the stream should be, a cut or a stall mid-stream,
+closing early and keeping the connection are the kit's HTTP path
+(:data:`modelplug_ollama.http.HTTP`); what is here is Ollama's wire.
+
 The hot path (a line that only carries text) costs one JSON parse, a few dict lookups
 and the TextDelta itself; every other line (thinking, tool calls, the final line, an
 error) goes through :class:`Accumulator`. Lines are read inline, with no generator
@@ -14,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from modelplug.plugin import (
     HeldText,
+    ModelError,
     NDJSONFramer,
     RequestError,
     estimated_usage,
@@ -39,8 +44,8 @@ from modelplug.types import (
     new_tool_use_id,
 )
 
-from .errors import OllamaError, error_answer, error_line, not_done, stream_broken, unreachable
-from .http import request_headers, shared_http
+from .errors import ERRORS, error_line, not_done
+from .http import HTTP, request_headers
 from .probe import Known, known_for, learn, num_ctx_for
 from .request import build_body
 
@@ -81,8 +86,8 @@ class Accumulator:
         except ValueError:
             raise self.malformed(line) from None
 
-    def malformed(self, line: str) -> OllamaError:
-        return stream_broken(
+    def malformed(self, line: str) -> ModelError:
+        return ERRORS.transient(
             self.route,
             f"Ollama sent a line that is not a JSON object: {redact(line.strip())[:200]!r}",
             reason="malformed stream line",
@@ -265,9 +270,7 @@ async def stream_chat(
     route: Route, request: Request, client: Client, key: str | None
 ) -> AsyncIterator[Event]:
     """The events of one call, ending with exactly one Done."""
-    import httpx2
-
-    http, options = shared_http(client)
+    options = HTTP.options(client)
     known = known_for(client, route)
     if known is None and options.probe:
         known = await learn(client, route)
@@ -283,51 +286,35 @@ async def stream_chat(
         can_think=known.can("thinking") if known is not None else None,
     )
     payload = json.dumps(body, ensure_ascii=False).encode()
+    headers = request_headers(route, key, client.settings)
+    acc = Accumulator(route, request, num_ctx)
+    mode = route.info.text_tool_calls or "whole"
+    held = client.held_text(tools, mode) if tools and mode != "off" else None
+    acc.held = held
+    append = acc.text.append
+    framer = NDJSONFramer()
+    feed = framer.feed
+    # One scanner per stream (its memo is not shared); typeshed does not declare it.
+    # json.loads would add two regex matches and two Python frames per line.
+    scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+    text_delta = TextDelta.of  # bound once: a classmethod binds on every call
+    fast = False  # opens after the first line (read in full: it names the model)
+    cut_line = False
     url = f"{route.endpoint.base_url}/api/chat"
-    try:
-        response = await http.send(
-            http.build_request(
-                "POST", url, content=payload, headers=request_headers(route, key, client.settings)
-            ),
-            stream=True,
-        )
-    except httpx2.ConnectError:
-        raise unreachable(route) from None
-    except httpx2.TimeoutException as exc:
-        raise stream_broken(
-            route,
-            f"Ollama at {route.endpoint.base_url} did not answer in time ({type(exc).__name__})",
-            reason="timed out",
-        ) from None
-    except httpx2.TransportError as exc:
-        raise stream_broken(
-            route, f"the request to Ollama failed: {type(exc).__name__}", reason="connection lost"
-        ) from None
-    chunks: AsyncIterator[bytes] | None = None
-    try:
-        if response.status_code >= 300:
-            try:
-                error_body = await response.aread()
-            except httpx2.HTTPError:
-                error_body = b""
-            raise error_answer(response.status_code, response.headers, error_body, route, num_ctx)
-        acc = Accumulator(route, request, num_ctx)
-        mode = route.info.text_tool_calls or "whole"
-        held = client.held_text(tools, mode) if tools and mode != "off" else None
-        acc.held = held
-        append = acc.text.append
-        framer = NDJSONFramer()
-        feed = framer.feed
-        # One scanner per stream (its memo is not shared); typeshed does not declare it.
-        # json.loads would add two regex matches and two Python frames per line.
-        scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-        text_delta = TextDelta.of  # bound once: a classmethod binds on every call
-        fast = False  # opens after the first line (read in full: it names the model)
-        # Kept, to be closed here: reading stops at the final line, and an iterator left
-        # open would be closed by the event loop later, or never.
-        chunks = response.aiter_bytes()
-        try:
-            async for chunk in chunks:
+    errors = ERRORS.for_call(num_ctx)  # a context overflow's hint names the num_ctx sent
+    async with HTTP.stream(
+        client, route, url, body=payload, headers=headers, errors=errors
+    ) as answer:
+        answer.partial = acc.partial
+        if answer.whole is not None:
+            # One JSON document (a proxy that ignored stream: true): the final line alone.
+            text = answer.whole.decode("utf-8", "replace")
+            whole = acc.loads(text)
+            if whole is not None:
+                for event in acc.line(whole, text):
+                    yield event
+        else:
+            async for chunk in answer:
                 for line in feed(chunk):
                     try:
                         obj, end = scan(line, 0)
@@ -356,8 +343,9 @@ async def stream_chat(
                         break
                     fast = held is None
                 if acc.final is not None:
+                    # Leaving the block now reads the chunked end: the connection is
+                    # kept for the next call.
                     break
-            cut_line = False
             if acc.final is None:
                 for line in framer.close():
                     # A last line without its newline: whole (a server that ends on no
@@ -369,33 +357,15 @@ async def stream_chat(
                         continue
                     for event in acc.line(obj, line):
                         yield event
-        except httpx2.ReadTimeout:
-            raise stream_broken(
-                route,
-                f"Ollama sent nothing for {options.read_timeout:g} s (read_timeout in "
-                "[ollama]); the server stalled",
-                reason="the stream stalled",
-                partial=acc.partial(),
-            ) from None
-        except (httpx2.TransportError, httpx2.DecodingError) as exc:
-            raise stream_broken(
-                route,
-                f"the connection to Ollama dropped mid-stream ({type(exc).__name__})",
-                reason="connection lost",
-                partial=acc.partial(),
-            ) from None
-        if acc.final is None:
-            raise stream_broken(
-                route,
-                "the stream from Ollama ended before its final line (done: true)"
-                + ("; its last line was cut off" if cut_line else ""),
-                reason="the stream ended early",
-                partial=acc.partial(),
-            )
-        for event in acc.finish(len(payload)):
-            yield event
-    finally:
-        close = getattr(chunks, "aclose", None)
-        if close is not None:
-            await close()
-        await response.aclose()
+    if acc.final is None:
+        raise ERRORS.transient(
+            route,
+            "the stream from Ollama ended before its final line (done: true)"
+            + ("; its last line was cut off" if cut_line else ""),
+            reason="the stream ended early",
+            partial=acc.partial(),
+        )
+    # After the block: the connection is back in the pool before Done reaches a caller
+    # that stops there.
+    for event in acc.finish(len(payload)):
+        yield event
