@@ -1,5 +1,6 @@
 """The loopback server sees connections as a real server does: how many were opened,
-and which ones the client closed, even while it waits out a delay or a stall."""
+which one each request came on, and which ones the client closed, even while it waits
+out a delay or a stall."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import httpx2
 from modelplug.testing import WireServer
 
 
-def test_two_requests_on_one_pooled_connection_count_one_connection(
+def test_two_requests_on_one_pooled_connection_come_on_connection_1(
     wire_server: WireServer,
 ) -> None:
     wire_server.add(b"one")
@@ -18,10 +19,21 @@ def test_two_requests_on_one_pooled_connection_count_one_connection(
     with httpx2.Client() as http:
         assert http.get(wire_server.url).text == "one"
         assert http.get(wire_server.url).text == "two"
-        assert (wire_server.connections, wire_server.closed_by_client) == (1, 0)
+        assert wire_server.connections == 1
+        assert [r.connection for r in wire_server.requests] == [1, 1]
+        assert wire_server.closed_by_client == set()
     # Closing the client closes its idle connection: the server reads the end of it.
     assert wire_server.wait_closed_by_client(1)
-    assert wire_server.connections == 1
+
+
+def test_a_second_client_comes_on_connection_2(wire_server: WireServer) -> None:
+    wire_server.add(b"one")
+    wire_server.add(b"two")
+    for _ in range(2):
+        with httpx2.Client() as http:
+            http.get(wire_server.url)
+    assert [r.connection for r in wire_server.requests] == [1, 2]
+    assert wire_server.connections == 2
 
 
 def test_a_client_that_leaves_during_a_delay_is_seen_before_the_delay_ends(
@@ -58,6 +70,5 @@ def test_a_hang_up_the_server_was_told_to_make_is_not_the_client_closing(
                 http.get(wire_server.url)
             except httpx2.TransportError:
                 pass
-    assert len(wire_server.requests) == 2
-    assert wire_server.connections == 2
-    assert wire_server.closed_by_client == 0
+    assert [r.connection for r in wire_server.requests] == [1, 2]
+    assert wire_server.closed_by_client == set()

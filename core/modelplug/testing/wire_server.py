@@ -2,10 +2,11 @@
 
 Tests of adapters use it so that what they exercise is a real socket: chunk boundaries
 arrive as they were queued, a delay is a real wait, and a dropped connection is a real
-reset mid-body. Every request is recorded (method, path, headers, body), every
-connection accepted is counted (``connections``), and so is every connection the client
-closed (``closed_by_client``): like a real server, it notices a client that went away
-even while it waits out a delay or a stall, and stops answering it.
+reset mid-body. Every request is recorded (method, path, headers, body, and the
+connection it came on), every connection accepted is counted (``connections``), and
+the connections the client closed are noted (``closed_by_client``): like a real server,
+it notices a client that went away even while it waits out a delay or a stall, and
+stops answering it.
 
     server = WireServer().start()
     server.add_sse(["{\\"choices\\": []}"], done=True)
@@ -66,6 +67,8 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: bytes
+    #: the connection it came on, numbered from 1 in the order they were accepted.
+    connection: int = 0
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -132,18 +135,19 @@ class _Handler(socketserver.BaseRequestHandler):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         reader = sock.makefile("rb")
         wire = self.server.wire
-        wire._accepted()
+        number = wire._accepted()
         while not wire.stopping.is_set():
             try:
                 request = _read_request(reader)
             except OSError:  # a reset while waiting for the next request
                 request = None
             if request is None:
-                wire._client_closed()
+                wire._client_closed(number)
                 return
+            request.connection = number
             wire._record(request)
             response = wire._next(request.path)
-            if not _send(sock, response, wire):
+            if not _send(sock, response, wire, number):
                 return
 
 
@@ -175,14 +179,14 @@ def _read_request(reader: Any) -> RecordedRequest | None:
     return RecordedRequest(method, path, headers, body)
 
 
-def _send(sock: socket.socket, response: WireResponse, wire: WireServer) -> bool:
+def _send(sock: socket.socket, response: WireResponse, wire: WireServer, number: int) -> bool:
     """Send one response; False when the connection must not be reused."""
     if response.hang_up:
         # shutdown, not only close: the handler's file object still holds the socket.
         sock.shutdown(socket.SHUT_RDWR)
         sock.close()
         return False
-    if response.stall and _interrupted(sock, response.stall, wire):
+    if response.stall and _interrupted(sock, response.stall, wire, number):
         return False
     headers = {
         "content-type": "text/event-stream",
@@ -199,7 +203,7 @@ def _send(sock: socket.socket, response: WireResponse, wire: WireServer) -> bool
                 _reset(sock)
                 return False
             delay, data = chunk if isinstance(chunk, tuple) else (0.0, chunk)
-            if delay and _interrupted(sock, delay, wire):
+            if delay and _interrupted(sock, delay, wire, number):
                 return False
             if data:
                 sock.sendall(b"%x\r\n%s\r\n" % (len(data), data))
@@ -208,12 +212,12 @@ def _send(sock: socket.socket, response: WireResponse, wire: WireServer) -> bool
             return False
         sock.sendall(b"0\r\n\r\n")
     except OSError:  # the client closed or reset the connection while it was answered
-        wire._client_closed()
+        wire._client_closed(number)
         return False
     return True
 
 
-def _interrupted(sock: socket.socket, seconds: float, wire: WireServer) -> bool:
+def _interrupted(sock: socket.socket, seconds: float, wire: WireServer, number: int) -> bool:
     """Wait ``seconds``, as a server still working on an answer does; True when it must
     stop instead: the server is stopping, or the client closed the connection (a real
     server notices that, and a test must see a consumer's early close reach it)."""
@@ -222,7 +226,7 @@ def _interrupted(sock: socket.socket, seconds: float, wire: WireServer) -> bool:
         if wire.stopping.wait(min(left, POLL_SECONDS)):
             return True
         if _closed_by_peer(sock):
-            wire._client_closed()
+            wire._client_closed(number)
             return True
     return False
 
@@ -254,10 +258,11 @@ class WireServer:
         #: connections accepted so far: a client that reuses its pooled connection
         #: makes several requests on one.
         self.connections = 0
-        #: connections the client closed (or reset), seen by the server: when it read
-        #: the end of the client's input, failed to write to it, or noticed it during a
-        #: delay or a stall. A hang-up or a drop the server was told to make is not one.
-        self.closed_by_client = 0
+        #: the connections (by number, see RecordedRequest.connection) the client
+        #: closed or reset, as the server saw it: it read the end of the client's input,
+        #: failed to write to it, or noticed during a delay or a stall. A hang-up or a
+        #: drop the server was told to make is not one of them.
+        self.closed_by_client: set[int] = set()
         self.stopping = threading.Event()
         self._queue: deque[WireResponse] = deque()
         self._lock = threading.Lock()
@@ -271,7 +276,12 @@ class WireServer:
         server = _Server(("127.0.0.1", 0), _Handler)
         server.wire = self
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            # Polled often: stop() waits for the loop to see it (half a second by default).
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -372,20 +382,21 @@ class WireServer:
 
     # -- server side --------------------------------------------------------------------
 
-    def wait_closed_by_client(self, count: int, timeout: float = 10.0) -> bool:
-        """Wait until ``closed_by_client`` is at least ``count`` (the server notices a
-        close on its own thread, a moment after the client made it); False when it was
-        not within ``timeout`` seconds."""
+    def wait_closed_by_client(self, connection: int, timeout: float = 10.0) -> bool:
+        """Wait until the server has seen the client close ``connection`` (it notices on
+        its own thread, a moment after the client closed it); False when it had not
+        within ``timeout`` seconds."""
         with self._changed:
-            return self._changed.wait_for(lambda: self.closed_by_client >= count, timeout)
+            return self._changed.wait_for(lambda: connection in self.closed_by_client, timeout)
 
-    def _accepted(self) -> None:
+    def _accepted(self) -> int:
         with self._lock:
             self.connections += 1
+            return self.connections
 
-    def _client_closed(self) -> None:
+    def _client_closed(self, number: int) -> None:
         with self._changed:
-            self.closed_by_client += 1
+            self.closed_by_client.add(number)
             self._changed.notify_all()
 
     def _record(self, request: RecordedRequest) -> None:
