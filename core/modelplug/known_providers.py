@@ -5,13 +5,17 @@ the plugin is installed but switched off (and by which setting) or which distrib
 to install, with an example model of that provider. Every distribution named here is a
 plugin of this repository (``tests/test_known_providers.py`` checks it); a new plugin
 adds its provider names here.
+
+The examples here are the one place a provider's example model is kept: the plugins
+declare the same ones, the tests take theirs from :func:`example_spec`, and the docs
+name them. When a model reaches its end of life, its replacement goes here first.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["KNOWN_PROVIDERS", "PRICING_DISTRIBUTION", "KnownProvider"]
+__all__ = ["KNOWN_PROVIDERS", "PRICING_DISTRIBUTION", "KnownProvider", "example_spec"]
 
 
 @dataclass(frozen=True)
@@ -25,8 +29,8 @@ class KnownProvider:
 
 _COMPAT = "modelplug-openai-compat"
 KNOWN_PROVIDERS: dict[str, KnownProvider] = {
-    "anthropic": KnownProvider(("modelplug-anthropic",), "claude-sonnet-4-5"),
-    "anthropic-batch": KnownProvider(("modelplug-anthropic",), "claude-sonnet-4-5"),
+    "anthropic": KnownProvider(("modelplug-anthropic",), "claude-sonnet-4-6"),
+    "anthropic-batch": KnownProvider(("modelplug-anthropic",), "claude-sonnet-4-6"),
     "openai": KnownProvider(("modelplug-openai", _COMPAT), "gpt-5"),
     "openai-chat": KnownProvider((_COMPAT,), "gpt-4.1"),
     "ollama": KnownProvider(("modelplug-ollama", _COMPAT), "qwen3:8b"),
@@ -39,3 +43,8 @@ KNOWN_PROVIDERS: dict[str, KnownProvider] = {
     "vertex": KnownProvider(("modelplug-gemini",), "gemini-2.5-flash"),
 }
 PRICING_DISTRIBUTION = "modelplug-prices"
+
+
+def example_spec(provider: str) -> str:
+    """``provider/<its example model>``, e.g. ``example_spec("anthropic")``."""
+    return f"{provider}/{KNOWN_PROVIDERS[provider].example}"

@@ -27,6 +27,9 @@ STREAMING = "anthropic"
 BATCH = "anthropic-batch"
 endpoint_types = (STREAMING, BATCH)
 DEFAULT_KEY_VARIABLE = "ANTHROPIC_API_KEY"
+# Core's example for these names (modelplug.known_providers, the one place examples are
+# kept; tests/test_known_providers.py checks that the two agree).
+EXAMPLE = "claude-sonnet-4-6"
 
 ThinkingMode = Literal["always", "optional"]
 
@@ -132,12 +135,12 @@ def settings_source(provider: str, kind: str, settings: Settings) -> str | None:
 def providers(settings: Settings) -> list[Provider]:
     """The presets plus every user-defined provider of our endpoint types."""
     out = [
-        Provider(name=kind, type=kind, native=True, example="claude-sonnet-4-5")
+        Provider(name=kind, type=kind, native=True, example=EXAMPLE)
         for kind in endpoint_types
         if kind not in settings.providers
     ]
     out += [
-        Provider(name=n, type=p.type, example="claude-sonnet-4-5")
+        Provider(name=n, type=p.type, example=EXAMPLE)
         for n, p in settings.providers.items()
         if p.type in endpoint_types
     ]
