@@ -55,10 +55,10 @@ print(json.dumps({{"seconds": elapsed, "rss_mb": rss, "heavy": sorted(top & watc
 
 REAL_PATH = """import modelplug
 c = modelplug.Client()
-a = c.resolve("anthropic/claude-sonnet-4-5")
+a = c.resolve("anthropic/claude-sonnet-4-6")
 o = c.resolve("ollama/qwen3:8b")
 r = c.resolve("openrouter/qwen/qwen3-coder")
-assert (a.info.context_window, a.info.max_output_tokens) == (200_000, 64_000), a.info
+assert (a.info.context_window, a.info.max_output_tokens) == (1_000_000, 128_000), a.info
 assert r.info.context_window == 262_144 and o.info.context_window, (r.info, o.info)"""
 
 OURS = "modelplug: import, Client(), resolve() x3"

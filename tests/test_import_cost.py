@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from modelplug.known_providers import example_spec
+
 HEAVY = ("httpx2", "httpx", "anthropic", "openai", "genai_prices", "litellm")
 
 
@@ -54,11 +56,11 @@ def test_resolving_real_models_with_every_plugin_loads_no_heavy_module(tmp_path:
     # plugin's compact index (genai-prices, pydantic and httpx2 stay unloaded).
     modules = imported_after(
         "import modelplug\nc = modelplug.Client()\n"
-        "a = c.resolve('anthropic/claude-sonnet-4-5')\n"
+        f"a = c.resolve({example_spec('anthropic')!r})\n"
         "o = c.resolve('ollama/qwen3:8b')\n"
         "r = c.resolve('openrouter/qwen/qwen3-coder')\n"
-        "assert a.info.context_window == 200_000, a.info\n"
-        "assert a.info.max_output_tokens == 64_000, a.info\n"
+        "assert a.info.context_window == 1_000_000, a.info\n"
+        "assert a.info.max_output_tokens == 128_000, a.info\n"
         "assert r.info.context_window == 262_144, r.info\n"
         "assert o.info.context_window is not None, o.info",
         tmp_path,

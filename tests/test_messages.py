@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from modelplug.known_providers import example_spec
 
 
 def modelplug(
@@ -37,7 +38,7 @@ def modelplug(
 def test_a_disabled_provider_plugin_is_not_called_missing(tmp_path: Path) -> None:
     done = modelplug(
         "resolve",
-        "anthropic/claude-sonnet-4-5",
+        example_spec("anthropic"),
         home=tmp_path,
         config='[plugins]\ndisable = ["anthropic"]\n',
     )
@@ -50,7 +51,7 @@ def test_a_disabled_provider_plugin_is_not_called_missing(tmp_path: Path) -> Non
 def test_a_disabled_pricing_plugin_is_not_called_missing(tmp_path: Path) -> None:
     done = modelplug(
         "price",
-        "anthropic/claude-sonnet-4-5",
+        example_spec("anthropic"),
         "--input",
         "1",
         "--output",
@@ -73,7 +74,7 @@ def test_a_spec_without_a_model_says_so_with_an_example(tmp_path: Path) -> None:
     done = modelplug("resolve", "anthropic/", home=tmp_path)
     assert done.returncode == 2
     assert "names no model" in done.stderr
-    assert "anthropic/claude-sonnet-4-5" in done.stderr
+    assert example_spec("anthropic") in done.stderr
 
 
 @pytest.mark.parametrize("spec", [" ", "anthropic/ ", "echo /x"])

@@ -39,6 +39,7 @@ import pytest
 from modelplug import hookimpl
 from modelplug.client import Client
 from modelplug.errors import ModelplugError
+from modelplug.known_providers import KNOWN_PROVIDERS
 from modelplug.redact import MIN_FRAGMENT
 from modelplug.routes import Route
 from modelplug.settings import Settings
@@ -47,6 +48,8 @@ from modelplug.types import Done, Endpoint, Event, Notice, Request, Response, Te
 
 TOKEN = "tok" + secrets.token_hex(16)  # the header secret: Authorization = "Bearer <TOKEN>"
 LIBRARY_LOGGERS = ("httpx2", "httpcore2", "httpx", "httpcore", "anthropic", "asyncio")
+CLAUDE = KNOWN_PROVIDERS["anthropic"].example
+CLAUDE_SPEC = f"claude/{CLAUDE}"  # the user's own [providers.claude] of type anthropic
 
 
 # -- searching ----------------------------------------------------------------------------
@@ -256,7 +259,7 @@ def echo_of(key: str, how: str) -> str:
 
 def spec_for(how: str, openai: bool = True) -> str:
     if not openai:
-        return "claude/claude-sonnet-4-5"
+        return CLAUDE_SPEC
     return "hdr/m" if how == "scheme-token" else "wire/m"
 
 
@@ -375,7 +378,7 @@ def test_anthropic_mid_stream_error_echoing_the_key_leaks_nothing(
         "id": "msg_01",
         "type": "message",
         "role": "assistant",
-        "model": "claude-sonnet-4-5",
+        "model": CLAUDE,
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
@@ -405,7 +408,7 @@ def test_anthropic_mid_stream_error_echoing_the_key_leaks_nothing(
         event_names=True,
     )
     outputs = Outputs()
-    error = run_failing(client, "claude/claude-sonnet-4-5", outputs)
+    error = run_failing(client, CLAUDE_SPEC, outputs)
     assert getattr(error, "kind", None) == "overloaded"
     assert outputs.leaks(planted_key, TOKEN) == []
 
@@ -498,7 +501,7 @@ def test_core_metadata_holding_the_key_is_masked(
 
 def test_routes_hold_no_header_value_however_they_are_stored(client: Client) -> None:
     outputs = Outputs()
-    for spec in ("hdr/m", "claude/claude-sonnet-4-5"):
+    for spec in ("hdr/m", CLAUDE_SPEC):
         route = client.resolve(spec)
         assert set(route.endpoint.headers.values()) == {"***"}
         outputs.add_route(route)
@@ -552,7 +555,7 @@ def test_the_modelplug_commands_json_outputs_hold_no_secret(
     outputs = Outputs()
     for args in (
         ["resolve", "hdr/m", "--json"],
-        ["resolve", "claude/claude-sonnet-4-5", "--json"],
+        ["resolve", CLAUDE_SPEC, "--json"],
         ["plugins", "--json"],
     ):
         result = run_cli(args, user_file, planted_key, tmp_path)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from modelplug.known_providers import example_spec
 from modelplug.replay import is_replayable, replayable_messages
 from modelplug.types import Message, OpaqueBlock, TextBlock, ThinkingBlock, ToolUseBlock
+
+CLAUDE = example_spec("anthropic")
+CLAUDE_BATCH = example_spec("anthropic-batch")
 
 
 def history() -> list[Message]:
@@ -11,7 +15,7 @@ def history() -> list[Message]:
         Message(role="user", content="q"),
         Message(
             role="assistant",
-            model="anthropic/claude-sonnet-4-5",
+            model=CLAUDE,
             content=[
                 ThinkingBlock(
                     text="t",
@@ -25,14 +29,14 @@ def history() -> list[Message]:
         ),
         Message(
             role="assistant",
-            model="anthropic/claude-sonnet-4-5",
+            model=CLAUDE,
             content=[ThinkingBlock(text="only")],
         ),
     ]
 
 
 def test_same_model_gets_everything_back() -> None:
-    assert replayable_messages(history(), "anthropic/claude-sonnet-4-5") == history()
+    assert replayable_messages(history(), CLAUDE) == history()
 
 
 def test_other_model_gets_only_portable_blocks() -> None:
@@ -44,20 +48,20 @@ def test_other_model_gets_only_portable_blocks() -> None:
 def test_block_origin_must_match_too() -> None:
     message = Message(
         role="assistant",
-        model="anthropic/claude-sonnet-4-5",
+        model=CLAUDE,
         content=[ThinkingBlock(text="x", origin="anthropic/claude-opus-4-1"), TextBlock(text="y")],
     )
-    out = replayable_messages([message], "anthropic/claude-sonnet-4-5")
+    out = replayable_messages([message], CLAUDE)
     assert [type(b).__name__ for b in out[0].content] == ["TextBlock"]
 
 
 def test_a_set_of_names_for_one_model_is_one_target() -> None:
     # A vendor's streaming and batch routes run the same model: its reasoning may go
     # to either; a model outside the set still gets only portable blocks.
-    same = {"anthropic/claude-sonnet-4-5", "anthropic-batch/claude-sonnet-4-5"}
+    same = {CLAUDE, CLAUDE_BATCH}
     thinking = history()[1].content[0]
     assert is_replayable(thinking, history()[1], same)
-    assert not is_replayable(thinking, history()[1], {"anthropic-batch/claude-sonnet-4-5"})
-    stamped = ThinkingBlock(text="x", origin="anthropic-batch/claude-sonnet-4-5")
+    assert not is_replayable(thinking, history()[1], {CLAUDE_BATCH})
+    stamped = ThinkingBlock(text="x", origin=CLAUDE_BATCH)
     assert is_replayable(stamped, history()[1], same)
-    assert not is_replayable(stamped, history()[1], "anthropic/claude-sonnet-4-5")
+    assert not is_replayable(stamped, history()[1], CLAUDE)

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from modelplug import OutputTruncatedError
+from modelplug.known_providers import KNOWN_PROVIDERS
 from modelplug.testing import WireServer
 from pydantic import BaseModel
 
@@ -112,7 +113,7 @@ def anthropic(text: str, cut: bool) -> bytes:
                 "id": "msg_1",
                 "type": "message",
                 "role": "assistant",
-                "model": "claude-sonnet-4-5",
+                "model": KNOWN_PROVIDERS["anthropic"].example,
                 "content": [],
                 "stop_reason": None,
                 "stop_sequence": None,
@@ -245,7 +246,7 @@ WIRES = {
     "anthropic": Wire(
         "modelplug-anthropic",
         {"type": "anthropic", "api_key_env": "LAB_KEY"},
-        "lab/claude-sonnet-4-5",
+        f"lab/{KNOWN_PROVIDERS['anthropic'].example}",
         anthropic,
         lambda body: body["output_config"]["format"]["schema"],
         {"LAB_KEY": "sk-ant-Qx7Lp2Wm9Zt4Rv8Kd3Nb6"},

@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from modelplug.known_providers import example_spec
 from modelplug.types import (
     Cost,
     Done,
@@ -51,7 +52,7 @@ def conversation() -> list[Message]:
         ),
         Message(
             role="assistant",
-            model="anthropic/claude-sonnet-4-5",
+            model=example_spec("anthropic"),
             content=[
                 ThinkingBlock(
                     text="Let me add: 2+2=4.", signature="EqQBCkYIARgC", wire=THINKING_WIRE
@@ -123,7 +124,7 @@ SAMPLES: list[BaseModel] = [
             web_searches=1,
             reported=False,
         ),
-        model="anthropic/claude-sonnet-4-5",
+        model=example_spec("anthropic"),
         cost=Cost(
             amount=Decimal("0.010035"),
             source="genai-prices 0.2.3",

@@ -52,7 +52,7 @@ def modelplug_resolve(spec: str, settings: Settings, provider_type: str | None) 
 
     Called by :meth:`Client.resolve` after aliases and roles have been expanded, so
     ``spec`` is a concrete ``provider/model`` (split at the first ``/``; the model part
-    may itself contain ``/``) or a bare model id such as ``claude-sonnet-4-5``.
+    may itself contain ``/``) or a bare model id such as ``claude-sonnet-4-6``.
 
     .. versionadded:: 0.1
     .. versionchanged:: 1.0 ``provider_type``.

@@ -18,6 +18,8 @@ def route(model: str) -> Route:
 
 
 def test_models_with_structured_outputs_are_native_and_older_ones_use_a_tool() -> None:
+    # claude-sonnet-4-5 (end of life) on purpose: the first Sonnet with native
+    # structured outputs, the lower bound of the plugin's pattern.
     assert route("claude-sonnet-4-5").info.structured_output == "native"
     assert route("claude-opus-4-6-20260101").info.structured_output == "native"
     assert route("claude-3-5-haiku-latest").info.structured_output == "tool"

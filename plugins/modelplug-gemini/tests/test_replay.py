@@ -10,6 +10,7 @@ from typing import Any
 
 from modelplug import Request
 from modelplug.client import Client
+from modelplug.known_providers import example_spec
 from modelplug.testing import WireServer
 from modelplug.types import (
     ImageBlock,
@@ -111,7 +112,7 @@ def test_a_gemini_3_model_gets_the_placeholder_for_calls_it_did_not_make(
     client = gemini_client()
     answer = first_turn(client, wire_server, recorded)
     # The same conversation, as if another model had made the call.
-    foreign = answer.model_copy(update={"model": "anthropic/claude-sonnet-4-5"})
+    foreign = answer.model_copy(update={"model": example_spec("anthropic")})
     wire_server.add_file(recorded("tool_answer.sse"))
     client.complete(FLASH_3, Request(messages=conversation(foreign), tools=[MULTIPLY]))
     body = wire_server.requests[1].json()

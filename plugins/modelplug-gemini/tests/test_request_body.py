@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from modelplug.known_providers import example_spec
 from modelplug.plugin import Endpoint, RequestError, Route
 from modelplug.types import (
     ImageBlock,
@@ -62,7 +63,7 @@ def test_foreign_thinking_never_goes_to_gemini() -> None:
     answer = Message(
         role="assistant",
         content=[ThinkingBlock(text="secret plan", signature="sig"), TextBlock(text="Done")],
-        model="anthropic/claude-sonnet-4-5",
+        model=example_spec("anthropic"),
     )
     sent = body(
         messages=[Message(role="user", content="go"), answer, Message(role="user", content="ok")]

@@ -24,7 +24,7 @@ def test_xai_reasoning_outside_completion_tokens_counts_as_output(compat, wire_s
 
 def test_cache_above_prompt_keeps_what_the_server_reported_and_says_so(compat, wire_server):
     wire_server.add_file(RECORDINGS / "cache_above_prompt.sse")
-    response = compat().complete("wire/claude-sonnet-4-5", "hi")
+    response = compat().complete("wire/claude-sonnet-4-6", "hi")
     assert response.usage == Usage(input=12, cache_read=2048, output=3)
     assert response.usage.reported is True
     assert response.metadata["usage_note"].startswith(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from modelplug.known_providers import example_spec
 from modelplug.types import (
     Message,
     OpaqueBlock,
@@ -83,7 +84,7 @@ def test_other_vendors_blocks_are_not_sent(responses, wire_server, wire, recorde
     wire_server.add_file(recorded / "text.sse")
     claude = Message(
         role="assistant",
-        model="anthropic/claude-sonnet-4-5",
+        model=example_spec("anthropic"),
         content=[
             ThinkingBlock(
                 text="hmm", signature="sig", wire={"type": "thinking", "thinking": "hmm"}

@@ -1,5 +1,9 @@
 """The compact model index answers exactly as genai-prices does, is what the build
-script writes for the installed genai-prices, and steps aside when it cannot know."""
+script writes for the installed genai-prices, and steps aside when it cannot know.
+
+claude-sonnet-4-5 (end of life) stays here on purpose: genai-prices' data still holds it,
+with a dated id (claude-sonnet-4-5-20250929) to match, and the index must answer for it.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,10 @@
 """modelplug_model_info: windows from genai-prices' model data, max output from the
-plugin's own table, longest same-model prefix, and notes when unknown."""
+plugin's own table, longest same-model prefix, and notes when unknown.
+
+claude-sonnet-4-5 (end of life) stays here on purpose: it has both a window in
+genai-prices' data and a dated id (claude-sonnet-4-5-20250929), which its successor
+claude-sonnet-4-6 has not.
+"""
 
 from __future__ import annotations
 

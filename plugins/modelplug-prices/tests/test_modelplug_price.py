@@ -6,6 +6,10 @@ claude-opus-5-5: input 4, output 20; claude-opus-5: input 5, output 25;
 claude-2: input 8, output 24 (no web-search price in the table);
 gpt-4o: input 2.50, cached input 1.25, output 10; o4-mini: input 1.10, output 4.40;
 OpenRouter anthropic/claude-sonnet-4.5: as Anthropic's.
+
+claude-sonnet-4-5 (end of life) stays here on purpose: these are its table rates, with
+its 200k-input tier and a dated id (claude-sonnet-4-5-20250929), and a retired model is
+still priced for the usage recorded while it ran.
 """
 
 from __future__ import annotations

@@ -1,5 +1,9 @@
 """Property tests for modelplug_price: more tokens never cost less, and every input
-token (uncached, cache read, cache write) is priced exactly once."""
+token (uncached, cache read, cache write) is priced exactly once.
+
+claude-sonnet-4-5 (end of life) stays among the models on purpose: its table rates have a
+200k-input tier, and a retired model is still priced for the usage recorded while it ran.
+"""
 
 from __future__ import annotations
 

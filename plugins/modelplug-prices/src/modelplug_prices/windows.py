@@ -40,6 +40,7 @@ WINDOWS: dict[str, Window] = {
     "claude-sonnet-4": Window(200_000, 64_000),
     "claude-sonnet-4-0": Window(200_000, 64_000),
     "claude-sonnet-4-5": Window(200_000, 64_000),
+    "claude-sonnet-4-6": Window(1_000_000, 128_000),
     "claude-opus-4": Window(200_000, 32_000),
     "claude-opus-4-0": Window(200_000, 32_000),
     "claude-opus-4-1": Window(200_000, 32_000),
