@@ -15,7 +15,7 @@ SHARED = [
     ("modelplug-anthropic", "modelplug_anthropic.sdk", lambda m, c: m.shared(c).http),
     ("modelplug-gemini", "modelplug_gemini.http", lambda m, c: m.shared_http(c).http),
     ("modelplug-ollama", "modelplug_ollama.http", lambda m, c: m.shared_http(c)[0]),
-    ("modelplug-openai", "modelplug_openai.http", lambda m, c: m.shared_http(c)[0]),
+    ("modelplug-openai", "modelplug_openai.http", lambda m, c: m.HTTP.shared(c).http),
     ("modelplug-openai-compat", "modelplug_openai_compat.http", lambda m, c: m.shared_http(c)[0]),
 ]
 

@@ -121,6 +121,7 @@ def wire() -> Any:
         recorded_events=recorded_events,
         final_output=final_output,
         sdk_checked=sdk_checked,
+        config_for=wire_config,
         KEY=KEY,
         RECORDED=RECORDED,
     )

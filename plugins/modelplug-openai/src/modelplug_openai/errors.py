@@ -2,7 +2,10 @@
 
 They derive from :class:`modelplug.plugin.ModelError`, so the client passes them on
 unchanged (message, class, partial output); ``modelplug_classify_error`` answers for
-them too. The plugin never retries: retries belong to the fallback policy, which reads
+them too. The kit's HTTP path makes them through :data:`ERRORS` (a status answer, a
+page, a cut, a stall); what is the Responses API's own stays here: its error codes,
+OpenAI's ``x-ratelimit-reset-*`` durations, and the error events of a stream. The
+plugin never retries: retries belong to the fallback policy, which reads
 ``retryable`` and ``retry_after``.
 """
 
@@ -18,20 +21,24 @@ from modelplug.plugin import (
     ErrorClass,
     ModelError,
     Route,
+    WireErrors,
     class_for_status,
+    error_body,
     redact,
+    redact_data,
     retry_after_from_headers,
 )
 from modelplug.types import Response
 
+from .options import SECTION
+
 __all__ = [
+    "ERRORS",
+    "OpenAIErrors",
     "ResponsesError",
     "classify",
     "failure",
-    "http_error",
     "rate_limit_reset",
-    "stream_broken",
-    "unreachable",
 ]
 
 CONTEXT_CODES = ("context_length_exceeded", "string_above_max_length")
@@ -60,7 +67,8 @@ class ResponsesError(ModelError):
     ) -> None:
         self.status_code = status
         self.code = code
-        self.headers = dict(headers or {})
+        # Kept redacted: a server may echo the key it refused in a header.
+        self.headers = redact_data({str(k): str(v) for k, v in (headers or {}).items()})
         super().__init__(message, error_class=error_class, route=route, partial=partial)
 
 
@@ -165,17 +173,6 @@ def _error(
     )
 
 
-def http_error(status: int, headers: Mapping[str, str], raw: bytes, route: Route) -> ResponsesError:
-    """The error for a status answer."""
-    # Redacted before anything keeps it: a server may echo the key it refused.
-    text = redact(raw.decode("utf-8", "replace"))
-    try:
-        body: Any = json.loads(text) if text else None
-    except ValueError:
-        body = text
-    return _error(f"{route.provider} answered {status}", status, body, route, headers)
-
-
 def failure(event: Mapping[str, Any], route: Route, partial: Response | None) -> ResponsesError:
     """The error for an ``error`` event or a ``response.failed`` event."""
     if event.get("type") == "response.failed":
@@ -187,22 +184,22 @@ def failure(event: Mapping[str, Any], route: Route, partial: Response | None) ->
     return _error(f"{route.provider} reported an error", None, event, route, None, partial)
 
 
-def unreachable(route: Route) -> ResponsesError:
-    """Nothing answers at the route's base URL: another model may still answer."""
-    return ResponsesError(
-        f"Cannot reach {route.provider} at {route.endpoint.base_url}.",
-        error_class=ErrorClass(kind="unreachable", fallback=True, reason="connection refused"),
-        route=route,
-    )
+class OpenAIErrors(WireErrors):
+    """The kit's HTTP path makes this plugin's errors: every one a
+    :class:`ResponsesError`, a status answer read by the Responses API's codes and
+    OpenAI's rate-limit headers."""
+
+    error = ResponsesError
+
+    def status(
+        self, status: int, headers: Mapping[str, str], body: bytes, route: Route
+    ) -> ResponsesError:
+        data = error_body(body)  # redacted: a server may echo the key it refused
+        if status < 300:
+            # A JSON error answered with 200 carries no status worth the name: it is
+            # read as the same error streamed would be, by its code.
+            return _error(f"{route.provider} answered with an error", None, data, route, headers)
+        return _error(f"{route.provider} answered {status}", status, data, route, headers)
 
 
-def stream_broken(
-    route: Route, message: str, *, reason: str, partial: Response | None = None
-) -> ResponsesError:
-    """A transient failure: the same request may succeed when tried again."""
-    return ResponsesError(
-        message,
-        error_class=ErrorClass(kind="transient", retryable=True, fallback=True, reason=reason),
-        route=route,
-        partial=partial,
-    )
+ERRORS = OpenAIErrors(SECTION)

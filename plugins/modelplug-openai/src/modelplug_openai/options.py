@@ -5,18 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from modelplug.plugin import Timeouts
+
 __all__ = ["SECTION", "Options"]
 
 SECTION = "openai"
 
 
 @dataclass(frozen=True)
-class Options:
+class Options(Timeouts):
     """``[openai]`` in the settings.
 
-    - ``connect_timeout``, ``read_timeout`` (the longest silence between two reads of a
-      stream; a reasoning model may think for minutes before its first word),
-      ``write_timeout``: seconds.
+    - the kit's timeouts, in seconds: ``connect_timeout``, ``first_byte_timeout`` (from
+      sending the request to the answer's headers), ``read_timeout`` (the longest
+      silence between two reads of a stream), ``write_timeout``; the two waits for the
+      model default to 600 s.
     - ``store``: let OpenAI keep the response (``store: true``). Off by default: the
       conversation travels whole, reasoning included as encrypted items.
     - ``prompt_cache_key``: sent as ``prompt_cache_key``, so calls that share a prefix
@@ -26,9 +29,9 @@ class Options:
     - ``reasoning_summary``: which summary to ask for when thinking is shown.
     """
 
-    connect_timeout: float = field(default=10.0, metadata={"gt": 0})
+    # Longer than the kit's: a reasoning model may think for minutes before a word.
+    first_byte_timeout: float = field(default=600.0, metadata={"gt": 0})
     read_timeout: float = field(default=600.0, metadata={"gt": 0})
-    write_timeout: float = field(default=60.0, metadata={"gt": 0})
     store: bool = False
     prompt_cache_key: str | None = None
     strict_tools: bool = False

@@ -1,5 +1,9 @@
 """Stream one Responses API call: request, SSE reading, events, the final Response.
 
+Sending, the status and kind of the answer, a cut or a stall mid-stream, closing early
+and keeping the connection are the kit's HTTP path (:data:`modelplug_openai.http.HTTP`);
+what is here is the Responses API's wire.
+
 The hot path, a ``response.output_text.delta`` event, costs the framer's split, one
 JSON parse and the TextDelta itself: the event's name comes from its ``event:`` line,
 so nothing else is looked at. Every other event goes through :class:`Accumulator`.
@@ -13,7 +17,7 @@ import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import SSEFramer, estimated_usage, redact
+from modelplug.plugin import ModelError, SSEFramer, estimated_usage, redact
 from modelplug.types import (
     Block,
     Done,
@@ -32,8 +36,8 @@ from modelplug.types import (
     new_tool_use_id,
 )
 
-from .errors import ResponsesError, failure, http_error, stream_broken, unreachable
-from .http import request_headers, shared_http
+from .errors import ERRORS, ResponsesError, failure
+from .http import HTTP, request_headers
 from .items import Converted, convert_items, reasoning_text, stop_reason
 from .request import build_body, unsupported_fields
 
@@ -201,8 +205,8 @@ class Accumulator:
             items.append(item)
         return items
 
-    def malformed(self, data: str) -> ResponsesError:
-        return stream_broken(
+    def malformed(self, data: str) -> ModelError:
+        return ERRORS.transient(
             self.route,
             f"{self.route.provider} sent an event this plugin cannot read: "
             f"{redact(data.strip())[:200]!r}",
@@ -242,41 +246,11 @@ async def stream_responses(
     route: Route, request: Request, client: Client, key: str | None
 ) -> AsyncIterator[Event]:
     """The events of one call, ending with exactly one Done."""
-    import httpx2
-
-    http, options = shared_http(client)
-    body = build_body(request, route, options)
+    body = build_body(request, route, HTTP.options(client))
     payload = json.dumps(body, ensure_ascii=False).encode()
+    headers = request_headers(route, key, client.settings)
     url = f"{route.endpoint.base_url}/responses"
-    try:
-        response = await http.send(
-            http.build_request(
-                "POST", url, content=payload, headers=request_headers(route, key, client.settings)
-            ),
-            stream=True,
-        )
-    except httpx2.ConnectError:
-        raise unreachable(route) from None
-    except httpx2.TimeoutException as exc:
-        raise stream_broken(
-            route,
-            f"{route.provider} at {route.endpoint.base_url} did not answer in time "
-            f"({type(exc).__name__})",
-            reason="timed out",
-        ) from None
-    except httpx2.TransportError as exc:
-        raise stream_broken(
-            route,
-            f"the request to {route.provider} failed: {type(exc).__name__}",
-            reason="connection lost",
-        ) from None
-    try:
-        if response.status_code >= 300:
-            try:
-                error_body = await response.aread()
-            except httpx2.HTTPError:
-                error_body = b""
-            raise http_error(response.status_code, response.headers, error_body, route)
+    async with HTTP.stream(client, route, url, body=payload, headers=headers) as answer:
         skipped = unsupported_fields(request, route)
         if skipped:
             yield Notice(
@@ -285,64 +259,42 @@ async def stream_responses(
                 "left out of the request",
             )
         acc = Accumulator(route, request)
-        text = acc.text
-        framer = SSEFramer()
-        feed = framer.feed
-        # One scanner per stream (its memo is not shared); typeshed does not declare it.
-        scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-        text_delta = TextDelta.of  # bound once: a classmethod binds on every call
-        try:
-            if response.headers.get("content-type", "").startswith("application/json"):
-                # A server that ignored stream=true: its whole response is the end.
-                whole = await response.aread()
-                for event in acc.event("response.completed", _as_final(whole)):
-                    yield event
-            else:
-                chunks = response.aiter_bytes()
-                try:
-                    async for chunk in chunks:
-                        for name, data in feed(chunk):
-                            if name == TEXT_DELTA:
-                                # The hot path: one scan of the JSON (json.loads would
-                                # add two whitespace regex matches), the delta, the event.
-                                try:
-                                    obj, end = scan(data, 0)
-                                    delta = obj["delta"]
-                                except (StopIteration, ValueError, KeyError, TypeError):
-                                    delta = end = None
-                                if type(delta) is str and end == len(data):
-                                    if delta:
-                                        text.append(delta)
-                                        yield text_delta(delta)
-                                    continue
-                                # Anything odd is read in full, and reported there.
-                            for event in acc.event(name, data):
-                                yield event
-                finally:
-                    # Closed here, not left to the garbage collector: an error mid-stream
-                    # would otherwise leave its task pending.
-                    await chunks.aclose()
-                if acc.final is None:
-                    for name, data in framer.close():
-                        for event in acc.event(name, data):
-                            yield event
-        except httpx2.ReadTimeout:
-            raise stream_broken(
-                route,
-                f"{route.provider} sent nothing for {options.read_timeout:g} s (read_timeout "
-                "in [openai]); the server stalled",
-                reason="the stream stalled",
-                partial=acc.partial(),
-            ) from None
-        except (httpx2.TransportError, httpx2.DecodingError) as exc:
-            raise stream_broken(
-                route,
-                f"the connection to {route.provider} dropped mid-stream ({type(exc).__name__})",
-                reason="connection lost",
-                partial=acc.partial(),
-            ) from None
+        answer.partial = acc.partial
+        if answer.whole is not None:
+            # A server that ignored stream=true: its whole response is the end.
+            for event in acc.event("response.completed", _as_final(answer.whole)):
+                yield event
+        else:
+            text = acc.text
+            framer = SSEFramer()
+            feed = framer.feed
+            # One scanner per stream (its memo is not shared); typeshed does not declare it.
+            scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+            text_delta = TextDelta.of  # bound once: a classmethod binds on every call
+            async for chunk in answer:
+                for name, data in feed(chunk):
+                    if name == TEXT_DELTA:
+                        # The hot path: one scan of the JSON (json.loads would add two
+                        # whitespace regex matches), the delta, the event.
+                        try:
+                            obj, end = scan(data, 0)
+                            delta = obj["delta"]
+                        except (StopIteration, ValueError, KeyError, TypeError):
+                            delta = end = None
+                        if type(delta) is str and end == len(data):
+                            if delta:
+                                text.append(delta)
+                                yield text_delta(delta)
+                            continue
+                        # Anything odd is read in full, and reported there.
+                    for event in acc.event(name, data):
+                        yield event
+            if acc.final is None:
+                for name, data in framer.close():
+                    for event in acc.event(name, data):
+                        yield event
         if acc.final is None:
-            raise stream_broken(
+            raise ERRORS.transient(
                 route,
                 f"the stream from {route.provider} ended before its final event "
                 "(no response.completed, response.incomplete or response.failed)",
@@ -350,13 +302,11 @@ async def stream_responses(
                 partial=acc.partial(),
             )
         try:
-            events = _finish(route, acc, len(payload), response.headers)
+            events = _finish(route, acc, len(payload), answer.headers)
         except ValueError:  # an item the neutral model refuses (pydantic's error is one)
             raise acc.malformed(json.dumps(acc.output_items())[:400]) from None
         for event in events:
             yield event
-    finally:
-        await response.aclose()
 
 
 def _as_final(body: bytes) -> str:
