@@ -13,7 +13,13 @@ provides these fixtures:
 - ``wire_server``: a started :class:`WireServer` on 127.0.0.1.
 
 Outside pytest, import :class:`WireServer`, :class:`FakeModel` and the builders from here.
+
+:class:`ProviderConformance` (with :class:`Recording`) is the conformance suite a
+provider plugin subclasses in its own tests: see :mod:`modelplug.testing.conformance`.
+It loads on first use (it imports pytest).
 """
+
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ScriptExhaustedError
 from .fake import FakeModel, reply, structured, text, thinking, tool_use
@@ -29,7 +35,9 @@ from .wire_server import (
 
 __all__ = [
     "FakeModel",
+    "ProviderConformance",
     "RecordedRequest",
+    "Recording",
     "ScriptExhaustedError",
     "WireResponse",
     "WireServer",
@@ -44,6 +52,24 @@ __all__ = [
     "thinking",
     "tool_use",
 ]
+
+# Loaded on first use: the suite imports pytest, which a program using WireServer or
+# FakeModel outside a test run need not have.
+_LAZY = {"ProviderConformance": "conformance", "Recording": "conformance"}
+
+if TYPE_CHECKING:
+    from .conformance import ProviderConformance, Recording
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'modelplug.testing' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 
 def calm_hypothesis() -> None:
