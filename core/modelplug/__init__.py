@@ -4,7 +4,7 @@ The public API::
 
     import modelplug
     response = modelplug.complete("echo", "hello there")
-    for event in modelplug.stream("anthropic/claude-sonnet-4-5", "Write a haiku"):
+    for event in modelplug.stream("anthropic/claude-sonnet-4-6", "Write a haiku"):
         ...
 
 Names are imported on first use (PEP 562), so ``import modelplug`` stays cheap. Type

@@ -678,9 +678,11 @@ def _checked_spec(spec: str) -> str:
     left, is refused rather than resolved to a model named " "."""
     stripped = spec.strip()
     if not stripped or any(c.isspace() for c in stripped):
+        from .known_providers import example_spec
+
         raise ConfigError(
             f"the model spec {spec!r} is empty or holds white space; write provider/model, "
-            "e.g. anthropic/claude-sonnet-4-5"
+            f"e.g. {example_spec('anthropic')}"
         )
     return stripped
 
