@@ -1,0 +1,26 @@
+"""The test kit's conformance suite, run against this plugin's wire (the Responses API)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import modelplug_openai
+from modelplug.testing import ProviderConformance, Recording
+
+RECORDED = Path(__file__).parent / "recorded"
+
+
+class TestOpenAIResponsesConformance(ProviderConformance):
+    plugin = modelplug_openai
+    provider_type = "openai-responses"
+    section = "openai"
+    base_path = "/v1"
+    stream_path = "/responses"
+    key_header = "authorization"
+    model = "gpt-5"
+    recording = Recording(
+        RECORDED / "text.sse",
+        text="The final result is **570**.",
+        cut_after=6,  # created, in_progress, item and part added, two text deltas
+        cut_text="The final",
+    )
