@@ -1,9 +1,9 @@
 """Credentials: the Gemini API key, or a Vertex AI token from google-auth.
 
 google-auth is imported on the first Vertex call only. Its credentials are kept per
-provider on the event loop's shared record and refreshed (in a worker thread: the
-refresh is a blocking HTTP call) when they are missing or expired. Every token is
-registered as a secret, so it is masked in any error, log line or notice.
+provider and event loop (beside the loop's shared client) and refreshed (in a worker
+thread: the refresh is a blocking HTTP call) when they are missing or expired. Every
+token is registered as a secret, so it is masked in any error, log line or notice.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from .routes import DEFAULT_KEY_VARIABLE, SECOND_KEY_VARIABLE
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client, Route
-
-    from .http import Shared
 
 __all__ = ["api_key", "auth_headers", "vertex_credentials"]
 
@@ -37,12 +35,11 @@ def api_key(client: Client, route: Route) -> str:
     return key
 
 
-def vertex_credentials(shared: Shared, route: Route) -> tuple[Any, str | None]:
+def vertex_credentials(kept: dict[str, Any], route: Route) -> tuple[Any, str | None]:
     """The Application Default Credentials for ``route``'s provider and their project
-    (made once per event loop and provider)."""
-    kept = shared.credentials.get(route.provider)
-    if kept is not None:
-        credentials, project = kept
+    (made once per provider and kept in ``kept``, the event loop's record)."""
+    if route.provider in kept:
+        credentials, project = kept[route.provider]
         return credentials, project
     try:
         import google.auth
@@ -59,7 +56,7 @@ def vertex_credentials(shared: Shared, route: Route) -> tuple[Any, str | None]:
             "(run `gcloud auth application-default login`, or set "
             "GOOGLE_APPLICATION_CREDENTIALS)"
         ) from None
-    shared.credentials[route.provider] = (credentials, project)
+    kept[route.provider] = (credentials, project)
     return credentials, project
 
 

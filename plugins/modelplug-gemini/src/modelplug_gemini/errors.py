@@ -1,5 +1,6 @@
 """This plugin's errors, each born with its ErrorClass, and the reading of Google's
-error bodies (``google.rpc.Status``: code, message, status, details).
+error bodies (``google.rpc.Status``: code, message, status, details). The kit's HTTP
+path makes them through :data:`ERRORS`, a :class:`GeminiErrors`.
 
 What Google's statuses mean here:
 
@@ -15,7 +16,6 @@ What Google's statuses mean here:
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -23,22 +23,27 @@ from typing import TYPE_CHECKING, Any
 from modelplug.plugin import (
     ErrorClass,
     ModelError,
+    WireErrors,
     class_for_status,
-    redact,
+    error_body,
+    error_message,
     retry_after_from_headers,
 )
+
+from .options import SECTION
 
 if TYPE_CHECKING:
     from modelplug.types import Response, Route
 
 __all__ = [
+    "ERRORS",
     "GeminiError",
+    "GeminiErrors",
+    "google_error",
     "google_status",
-    "http_error",
     "malformed_call",
     "parse_duration",
     "stream_broken",
-    "unreachable",
 ]
 
 CONTEXT_PHRASES = (
@@ -209,23 +214,18 @@ def classify(status: int | None, error: Mapping[str, Any], retry_after: float | 
     )
 
 
-def http_error(
+def google_error(
     status: int | None,
-    headers: Mapping[str, str],
-    raw: bytes,
+    body: Any,
     route: Route,
+    *,
+    retry_after: float | None = None,
     partial: Response | None = None,
 ) -> GeminiError:
-    """The error for a status answer, or for an error object inside the stream."""
-    # Redacted before anything keeps it: a server may echo the key it refused.
-    text = redact(raw.decode("utf-8", "replace"))
-    try:
-        body: Any = json.loads(text) if text.strip() else None
-    except ValueError:
-        body = text
+    """The error of a Google error body, parsed and redacted: a status answer's, or
+    (``status`` None) an error object inside the stream, whose ``code`` is its status."""
     error = google_status(body)
-    message = str(error.get("message") or "") if error else str(body or "").strip()[:500]
-    retry_after = retry_after_from_headers(headers) if headers else None
+    message = str(error.get("message") or "") if error else error_message(body)
     error_class = classify(status, error, retry_after)
     name = error.get("status") if isinstance(error.get("status"), str) else None
     where = f"{route.provider} answered {status}" if status else f"{route.provider} failed"
@@ -245,24 +245,33 @@ def http_error(
     )
 
 
+class GeminiErrors(WireErrors):
+    """The kit's HTTP path makes this plugin's errors: every one a :class:`GeminiError`,
+    a status answer read as a Google error body."""
+
+    error = GeminiError
+
+    def status(
+        self, status: int, headers: Mapping[str, str], body: bytes, route: Route
+    ) -> GeminiError:
+        # A JSON error answered with 200 reads as the same error streamed: its own code
+        # is its status. The body is redacted: a server may echo the key it refused.
+        return google_error(
+            status if status >= 300 else None,
+            error_body(body),
+            route,
+            retry_after=retry_after_from_headers(headers),
+        )
+
+
+ERRORS = GeminiErrors(SECTION)
+
+
 def stream_broken(
     route: Route, message: str, *, reason: str, partial: Response | None = None
-) -> GeminiError:
+) -> ModelError:
     """A transient failure: the same request may succeed when tried again."""
-    return GeminiError(
-        message,
-        error_class=ErrorClass(kind="transient", retryable=True, fallback=True, reason=reason),
-        route=route,
-        partial=partial,
-    )
-
-
-def unreachable(route: Route, base: str) -> GeminiError:
-    return GeminiError(
-        f"Cannot reach {route.provider} at {base}.",
-        error_class=ErrorClass(kind="unreachable", fallback=True, reason="connection refused"),
-        route=route,
-    )
+    return ERRORS.transient(route, message, reason=reason, partial=partial)
 
 
 def malformed_call(route: Route, message: str, partial: Response | None) -> GeminiError:

@@ -1,27 +1,36 @@
-"""Where a request goes and the shared httpx2 client (imported here, on first use).
+"""Where a request goes, with which headers, and this plugin's HTTP path (the kit's).
 
 The Gemini API takes its key in the ``x-goog-api-key`` header (never in the URL, where
 proxies and logs would keep it); Vertex AI takes an OAuth token from google-auth
-(:mod:`modelplug_gemini.auth`).
+(:mod:`modelplug_gemini.auth`). httpx2 is imported by the kit on first use, never when
+the plugin module is imported.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from .options import gemini_options, vertex_target
+from modelplug.plugin import ConfigError, ProviderHTTP, redact
+
+from .auth import auth_headers, vertex_credentials
+from .errors import ERRORS, auth_failed
+from .options import SECTION, GeminiOptions, vertex_target
 from .routes import VERTEX
 
 if TYPE_CHECKING:
-    import httpx2
     from modelplug.plugin import Client, Route
 
-__all__ = ["Target", "shared_http", "target_for"]
+__all__ = ["HTTP", "Target", "prepare", "shared_http", "target_for"]
 
 GEMINI_BASE = "https://generativelanguage.googleapis.com"
 HTTP_KEY = "modelplug-gemini"
+# Vertex credentials live as long as the loop's shared client does: a token is refreshed
+# in place on the credentials object, so the same one must be found again.
+CREDENTIALS_KEY = "modelplug-gemini:vertex-credentials"
+
+HTTP = ProviderHTTP(HTTP_KEY, section=SECTION, errors=ERRORS, options=GeminiOptions)
 
 
 @dataclass(frozen=True)
@@ -30,7 +39,6 @@ class Target:
 
     base: str
     model_path: str  # ``v1beta/models/<model>`` or ``v1/projects/.../models/<model>``
-    read_timeout: float
     project: str | None = None
     location: str | None = None
 
@@ -54,10 +62,8 @@ def target_for(route: Route, client: Client, project: str | None = None) -> Targ
     settings name none."""
     model = _model_segment(route.model)
     if route.endpoint.type != VERTEX:
-        options = gemini_options(client.settings)
         base = route.endpoint.base_url or GEMINI_BASE
-        return Target(base, f"v1beta/models/{model}", options.read_timeout)
-    options = gemini_options(client.settings)
+        return Target(base, f"v1beta/models/{model}")
     vertex = vertex_target(client.settings)
     location = vertex.location
     project = vertex.project or project
@@ -71,37 +77,32 @@ def target_for(route: Route, client: Client, project: str | None = None) -> Targ
         f"v1/projects/{quote(project or '', safe='')}/locations/{location}"
         f"/publishers/google/models/{model}"
     )
-    return Target(base, path, options.read_timeout, project=project, location=location)
+    return Target(base, path, project=project, location=location)
 
 
-@dataclass
-class Shared:
-    """What one event loop keeps for this plugin: the AsyncClient and the Vertex
-    credentials per provider (refreshed in place when they expire)."""
-
-    http: httpx2.AsyncClient
-    credentials: dict[str, Any] = field(default_factory=dict)
-
-    async def aclose(self) -> None:
-        # Client.aclose closes what async_http keeps, and that is this record.
-        await self.http.aclose()
-
-
-def shared_http(client: Client) -> Shared:
-    """One AsyncClient per event loop (connection pools belong to one loop)."""
-
-    def make() -> Shared:
-        import httpx2
-        from modelplug.plugin import http_limits
-
-        options = gemini_options(client.settings)
-        timeout = httpx2.Timeout(
-            connect=options.connect_timeout,
-            read=options.read_timeout,
-            write=options.write_timeout,
-            pool=options.connect_timeout,
+async def prepare(route: Route, client: Client) -> tuple[Target, dict[str, str]]:
+    """Where a request about the route's model goes and the headers that authenticate
+    it (Vertex credentials made or refreshed first)."""
+    credentials = None
+    project = None
+    if route.endpoint.type == VERTEX:
+        kept: dict[str, Any] = client.async_http(CREDENTIALS_KEY, dict)
+        credentials, project = vertex_credentials(kept, route)
+    target = target_for(route, client, project)
+    if route.endpoint.type == VERTEX and not target.project:
+        raise ConfigError(
+            f"the provider {route.provider} needs a Google Cloud project: set vertex_project "
+            "under [gemini] in your settings, or GOOGLE_CLOUD_PROJECT"
         )
-        limits = http_limits(client.settings)
-        return Shared(httpx2.AsyncClient(timeout=timeout, follow_redirects=False, limits=limits))
+    try:
+        headers = await auth_headers(client, route, credentials)
+    except Exception as exc:
+        if type(exc).__module__.startswith("google.auth"):
+            raise auth_failed(route, redact(str(exc))[:300]) from None
+        raise
+    headers["content-type"] = "application/json"
+    return target, headers
 
-    return client.async_http(HTTP_KEY, make)
+
+#: The running loop's shared AsyncClient (``.http``) and options (``.options``).
+shared_http = HTTP.shared

@@ -11,15 +11,15 @@ plugins, and this plugin is ``gemini``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import ConfigError, read_options, warn
+from modelplug.plugin import ConfigError, Timeouts, read_options, warn
 
 if TYPE_CHECKING:
     from modelplug.plugin import Settings
 
-__all__ = ["GeminiOptions", "VertexTarget", "gemini_options", "vertex_target"]
+__all__ = ["SECTION", "GeminiOptions", "VertexTarget", "vertex_target"]
 
 SECTION = "gemini"
 # A Google Cloud region ("us-central1", "europe-west4") or "global": letters, digits and
@@ -32,16 +32,13 @@ _VERTEX_KEYS = ("vertex_project", "vertex_location")
 
 
 @dataclass(frozen=True)
-class GeminiOptions:
-    """``connect_timeout``: seconds to open a connection; ``read_timeout``: the longest
-    silence between two reads of an answer (a thinking model may say nothing for a
-    while) before the call fails as transient. ``vertex_project`` and
-    ``vertex_location``: the Vertex AI endpoint (default: ``GOOGLE_CLOUD_PROJECT`` /
-    ``GOOGLE_CLOUD_LOCATION``, then the credentials' project and ``us-central1``)."""
+class GeminiOptions(Timeouts):
+    """The kit's timeouts (``connect_timeout``, ``first_byte_timeout``, ``read_timeout``,
+    ``write_timeout``; a thinking model may say nothing for a while), and
+    ``vertex_project`` and ``vertex_location``: the Vertex AI endpoint (default:
+    ``GOOGLE_CLOUD_PROJECT`` / ``GOOGLE_CLOUD_LOCATION``, then the credentials' project
+    and ``us-central1``)."""
 
-    connect_timeout: float = field(default=10.0, metadata={"gt": 0})
-    read_timeout: float = field(default=300.0, metadata={"gt": 0})
-    write_timeout: float = field(default=60.0, metadata={"gt": 0})
     vertex_project: str | None = None
     vertex_location: str | None = None
 
@@ -50,10 +47,6 @@ class GeminiOptions:
 class VertexTarget:
     project: str | None
     location: str
-
-
-def gemini_options(settings: Settings) -> GeminiOptions:
-    return read_options(settings, SECTION, GeminiOptions)
 
 
 def vertex_target(settings: Settings) -> VertexTarget:

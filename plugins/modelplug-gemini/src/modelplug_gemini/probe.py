@@ -3,14 +3,11 @@ takes (``inputTokenLimit``) and gives (``outputTokenLimit``), and whether it thi
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import ErrorClass
 from modelplug.types import ModelInfo, Route
 
-from .errors import GeminiError, http_error
-from .stream import open_stream
+from .http import HTTP, prepare
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client
@@ -25,23 +22,8 @@ def _limit(value: Any) -> int | None:
 
 
 async def probe_model(route: Route, client: Client) -> ModelInfo:
-    response, _ = await open_stream(route, client, None)
-    try:
-        raw = await response.aread()
-    finally:
-        await response.aclose()
-    if response.status_code >= 300:
-        raise http_error(response.status_code, response.headers, raw, route)
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        body = None
-    if not isinstance(body, dict):
-        raise GeminiError(
-            f"probing {route.provider}: the models endpoint did not answer with a JSON object",
-            error_class=ErrorClass(kind="other", reason="the probe's answer was not JSON"),
-            route=route,
-        )
+    target, headers = await prepare(route, client)
+    body = await HTTP.call_json(client, route, target.model_url, headers=headers)
     thinking = body.get("thinking")
     return ModelInfo(
         context_window=_limit(body.get("inputTokenLimit")),
