@@ -722,6 +722,19 @@ class Settings:
     def getenv(self, name: str) -> str | None:
         return self._environ.get(name)
 
+    def data_dir(self) -> Path:
+        """Where modelplug keeps what outlives one process on this machine (the limits'
+        counters, the fallback's cooldowns): MODELPLUG_DATA_DIR, else the platform's
+        data directory for modelplug (``~/.local/share/modelplug`` on Linux). Never set
+        by a settings file: a cloned project must not choose where your budgets count.
+        Not created here; whoever writes in it makes it owner-only (0700)."""
+        explicit = self._environ.get("MODELPLUG_DATA_DIR")
+        if explicit:
+            return Path(explicit).expanduser()
+        import platformdirs
+
+        return Path(platformdirs.user_data_dir("modelplug"))
+
     def provider_headers(self, provider: str) -> dict[str, str]:
         """The header values the user's settings give ``provider`` (``[providers.NAME]
         headers``), to send with a request; empty when it has none. Routes hold only the

@@ -58,7 +58,9 @@ def planted_key(monkeypatch: pytest.MonkeyPatch) -> str:
 @pytest.fixture
 def modelplug_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A user config dir holding an empty ``config.toml``; the environment's MODELPLUG_*
-    toggles are cleared and the working directory is an empty project-less folder."""
+    toggles are cleared, the data directory (``MODELPLUG_DATA_DIR``: the counters and
+    cooldowns policies keep between runs) is a fresh one beside it, and the working
+    directory is an empty project-less folder."""
     config_dir = tmp_path / "modelplug-config"
     config_dir.mkdir()
     (config_dir / "config.toml").touch()
@@ -68,6 +70,8 @@ def modelplug_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
         if name.startswith("MODELPLUG_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("MODELPLUG_CONFIG", str(config_dir / "config.toml"))
+    # A test's budgets and cooldowns must not reach the next test, or the user's own.
+    monkeypatch.setenv("MODELPLUG_DATA_DIR", str(tmp_path / "modelplug-data"))
     monkeypatch.chdir(workdir)
     return config_dir
 
