@@ -108,7 +108,7 @@ def user_endpoint(
         allow_insecure_http=user.allow_insecure_http,
         local=(not key_env and is_loopback_url(url)) if local is None else local,
         server=kind,
-        options={} if read is None else dataclasses.asdict(read),  # type: ignore[call-overload]
+        options={} if read is None else dataclasses.asdict(read),
     )
 
 
@@ -138,7 +138,7 @@ def check_provider_table(settings: Settings, provider: str, declared: Provider |
     if user is None or not user.extra:
         return
     record = declared.options if declared is not None else None
-    own = field_names(record) if record is not None else []
+    own: list[str] = field_names(record) if record is not None else []
     unknown = sorted(k for k in user.extra if k not in own)
     if unknown:
         known = ", ".join([*sorted(PROVIDER_KEYS), *own])

@@ -9,6 +9,7 @@ one with :func:`dataclasses.replace`. pydantic still takes them as fields and th
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -179,7 +180,7 @@ class Provider:
     type: str
     native: bool = False
     example: str | None = None
-    options: type | None = None
+    options: builtins.type | None = None
 
 
 def _plain(record: Any) -> Any:
