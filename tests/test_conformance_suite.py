@@ -11,6 +11,7 @@ pytest from outside this repository, is checked with pytester.
 from __future__ import annotations
 
 import importlib.util
+import re
 import secrets
 import sys
 from collections.abc import Callable
@@ -197,3 +198,17 @@ def test_a_plugin_test_file_outside_this_repository_runs_the_suite(
         ]
     )
     assert "sk-planted-" not in result.stdout.str(), "the suite's report names no key"
+
+
+def test_the_readme_example_runs_as_written(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("modelplug_openai_compat")
+    readme = (HERE.parent / "README.md").read_text()
+    blocks = re.findall(r"```python\n(# tests/test_conformance.py\n.*?)```", readme, re.DOTALL)
+    assert len(blocks) == 1, "the README shows the conformance suite once"
+    recordings = pytester.mkdir("recordings")
+    source = HERE.parent / "plugins/modelplug-openai-compat/tests/recordings/openai_text.sse"
+    (recordings / "openai_text.sse").write_bytes(source.read_bytes())
+    pytester.makepyfile(test_conformance=blocks[0])
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q")
+    cases = [name for name in dir(ProviderConformance) if name.startswith("test_")]
+    result.assert_outcomes(passed=len(cases))
