@@ -5,6 +5,7 @@ test kit gives every test its own."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 import pytest
@@ -44,3 +45,12 @@ def test_the_test_kit_gives_each_test_its_own_data_dir(modelplug_config_dir: Pat
 
     assert client.settings.data_dir() == modelplug_config_dir.parent / "modelplug-data"
     assert client.settings.data_dir() != Path(platformdirs.user_data_dir("modelplug"))
+
+
+def test_a_test_s_own_environment_keeps_its_own_data_dir(
+    modelplug_config_dir: Path, make_client: Any
+) -> None:
+    client = make_client(environ={"SOME_KEY": "x"})
+
+    assert client.settings.data_dir() == modelplug_config_dir.parent / "modelplug-data"
+    assert client.settings.getenv("SOME_KEY") == "x"

@@ -91,6 +91,11 @@ def make_client(modelplug_config_dir: Path) -> Iterator[MakeClient]:
         **kwargs: Any,
     ) -> Client:
         kwargs.setdefault("user_config", modelplug_config_dir / "config.toml")
+        environ = kwargs.get("environ")
+        if environ is not None and "MODELPLUG_DATA_DIR" not in environ:
+            # A test that gives its own environment still keeps its state to itself.
+            data_dir = str(modelplug_config_dir.parent / "modelplug-data")
+            kwargs["environ"] = {**environ, "MODELPLUG_DATA_DIR": data_dir}
         # Names (strings) switch installed plugins on, as an allow-list; objects register.
         names = [p for p in plugins if isinstance(p, str)]
         if names:
