@@ -75,6 +75,11 @@ BROKEN = [
         "the planted key appears in: a warning (UserWarning)",
     ),
     (
+        tiny.PrintsWhatItSends,
+        "test_the_planted_key_appears_in_no_error_repr_log_record_or_warning",
+        "what was printed (stdout, stderr)",
+    ),
+    (
         tiny.LogsAKeyItNeverRegistered,
         "test_the_planted_key_appears_in_no_error_repr_log_record_or_warning",
         "a log record of tiny",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import warnings
 from collections.abc import AsyncIterator
 from typing import Any
@@ -129,6 +130,15 @@ class WarnsWithTheKey(Tiny):
 
     async def answer(self, route: Route, client: Client, key: str) -> AsyncIterator[Event]:
         warnings.warn(f"tiny: sending with the key {key}", stacklevel=1)
+        async for event in super().answer(route, client, key):
+            yield event
+
+
+class PrintsWhatItSends(Tiny):
+    """Prints its request headers, key and all, to stderr (a debugging aid left in)."""
+
+    async def answer(self, route: Route, client: Client, key: str) -> AsyncIterator[Event]:
+        print(f"tiny: POST /generate x-tiny-key={key}", file=sys.stderr)
         async for event in super().answer(route, client, key):
             yield event
 

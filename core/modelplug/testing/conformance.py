@@ -91,11 +91,12 @@ the stall out.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -541,7 +542,9 @@ class ProviderConformance:
         first_call, next_call = self.connections()
         assert next_call == first_call, (
             "two calls, one connection: the first answer was not read to its end, or its "
-            "connection was closed"
+            "connection was closed. (A Done yielded inside `async with HTTP.stream(...)` "
+            "after the reader stopped at its end marker is one way: the consumer closes the "
+            "stream at the Done, which leaves the block as an abort. Yield it after the block.)"
         )
 
     def test_the_planted_key_appears_in_no_error_repr_log_record_or_warning(self) -> None:
@@ -627,9 +630,10 @@ def error_texts(what: str, error: BaseException) -> list[tuple[str, str]]:
 
 @contextmanager
 def watching() -> Iterator[list[tuple[str, str]]]:
-    """Every log record (of every logger, at every level) and every warning while the
-    block runs, as (where, text)."""
+    """Every log record (of every logger, at every level), every warning and what was
+    printed while the block runs, as (where, text)."""
     heard: list[tuple[str, str]] = []
+    printed = io.StringIO()
 
     class Ear(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
@@ -645,10 +649,15 @@ def watching() -> Iterator[list[tuple[str, str]]]:
     root.addHandler(ear)
     root.setLevel(logging.DEBUG)
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        with (
+            warnings.catch_warnings(record=True) as caught,
+            redirect_stdout(printed),
+            redirect_stderr(printed),
+        ):
             warnings.simplefilter("always")
             yield heard
         heard += [(f"a warning ({w.category.__name__})", str(w.message)) for w in caught]
+        heard.append(("what was printed (stdout, stderr)", printed.getvalue()))
     finally:
         root.setLevel(level)
         root.removeHandler(ear)
