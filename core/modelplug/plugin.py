@@ -65,7 +65,10 @@ Policies
     :class:`Offer`, :class:`Splice` and :class:`SpliceReader` (see
     :mod:`modelplug.splice`): a wrapper that has made its decisions hands the rest of
     the stream to its consumer and is sent the Done back, instead of passing every
-    event on itself.
+    event on itself. :class:`LocalDB` (see :mod:`modelplug.local_db`): an SQLite file
+    the processes of one machine share (owner-only, WAL, one atomic write at a time,
+    never stalling the event loop), for state a policy keeps between runs in
+    ``client.settings.data_dir()``.
 """
 
 from __future__ import annotations
@@ -83,6 +86,7 @@ __all__ = [
     "ErrorKind",
     "HTTPOptions",
     "HeldText",
+    "LocalDB",
     "MissingKeyError",
     "ModelError",
     "ModelInfo",
@@ -199,6 +203,7 @@ _WHERE = {
     "Offer": "splice",
     "Splice": "splice",
     "SpliceReader": "splice",
+    "LocalDB": "local_db",
     "NDJSONFramer": "ndjson",
     "HTTPOptions": "http_pool",
     "http_limits": "http_pool",
@@ -266,6 +271,7 @@ if TYPE_CHECKING:
     from .held_text import HeldText
     from .hookspecs import hookspec
     from .http_pool import HTTPOptions, http_limits, http_options
+    from .local_db import LocalDB
     from .loose_json import parse_arguments, repair_loose_json
     from .ndjson import NDJSONFramer
     from .options import read_options
