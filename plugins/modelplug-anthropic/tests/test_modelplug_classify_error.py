@@ -1,5 +1,6 @@
-"""modelplug_classify_error: real anthropic SDK errors raised from real HTTP responses
-on the loopback server, plus the plugin's own errors."""
+"""modelplug_classify_error and the errors of a call: real HTTP error answers from the
+loopback server (the plugin's StatusError), real anthropic SDK errors (the Batch API's),
+plus the plugin's own errors."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from modelplug import Client, ModelError
 from modelplug.testing import WireServer
 from modelplug.types import Endpoint, Route
-from modelplug_anthropic.errors import BatchResultError, ResponseStartTimeout
+from modelplug_anthropic.errors import BatchResultError, StatusError
 
 MakeClient = Callable[..., Client]
 SPEC = "anthropic/claude-sonnet-4-6"
@@ -37,14 +38,18 @@ def test_modelplug_classify_error_429_is_a_rate_limit_with_retry_after(
     wire_server.add_json(
         error_body("rate_limit_error", "Number of requests has exceeded your rate limit"),
         status=429,
-        headers={"retry-after": "7"},
+        headers={"retry-after": "7", "request-id": "req_011CSHoEeqs5C35K2UUqR7Fy"},
     )
     error = failure(claude_client())
     assert error.kind == "rate_limit"
     assert error.error_class.retry_after == 7
     assert error.retryable and error.error_class.fallback
-    assert type(error.__cause__).__name__ == "RateLimitError"
-    assert len(wire_server.requests) == 1  # the SDK itself never retried
+    assert isinstance(error, StatusError) and error.status_code == 429
+    # What Anthropic's support asks for, and the server's own words.
+    assert error.request_id == "req_011CSHoEeqs5C35K2UUqR7Fy"
+    assert "req_011CSHoEeqs5C35K2UUqR7Fy" in str(error)
+    assert "Number of requests has exceeded your rate limit" in str(error)
+    assert len(wire_server.requests) == 1  # nothing retried on its own
 
 
 def test_modelplug_classify_error_529_is_overloaded(
@@ -138,7 +143,6 @@ def test_modelplug_classify_error_connection_errors_and_timeouts_are_transient()
         (anthropic.APIConnectionError(request=request), "connection lost"),
         (anthropic.APITimeoutError(request=request), "timed out"),
         (httpx2.ReadTimeout("idle", request=request), "timed out"),
-        (ResponseStartTimeout("no response"), "no response in time"),
     ):
         result = modelplug_anthropic.modelplug_classify_error(error=error, route=ROUTE)
         assert result is not None

@@ -1,5 +1,5 @@
 """modelplug_stream for `anthropic`: recorded SSE bytes through the real loopback server
-and the real SDK."""
+and the kit's HTTP path."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from modelplug import Client, MissingKeyError, ModelError
-from modelplug.plugin import Settings
 from modelplug.testing import WireServer
 from modelplug.types import (
     Done,
@@ -29,7 +28,7 @@ from modelplug.types import (
     ToolUseBlock,
 )
 from modelplug_anthropic import sdk as sdk_module
-from modelplug_anthropic.options import Options
+from modelplug_anthropic.http import HTTP
 
 MakeClient = Callable[..., Client]
 Recording = Callable[[str], Path]
@@ -64,7 +63,9 @@ def test_modelplug_stream_text_deltas_then_done_with_usage(
     body = sent.json()
     assert body["stream"] is True
     assert body["model"] == "claude-sonnet-4-6"
-    assert sent.headers.get("x-stainless-retry-count") == "0"
+    assert sent.headers["authorization"] == "Bearer sk-ant-test-0123456789abcdef"
+    assert sent.headers["accept"] == "text/event-stream"
+    assert len(wire_server.requests) == 1
 
 
 def test_modelplug_stream_bare_claude_id_uses_anthropic(
@@ -350,32 +351,21 @@ def test_modelplug_stream_missing_key_fails_before_any_request(
 
 
 def test_modelplug_stream_abort_closes_the_request(
-    claude_client: MakeClient,
-    wire_server: WireServer,
-    recording: Recording,
-    monkeypatch: pytest.MonkeyPatch,
+    claude_client: MakeClient, wire_server: WireServer, recording: Recording
 ) -> None:
-    responses: list[object] = []
-    real_factory = sdk_module.make_http_client
-
-    def watching_factory(options: Options, settings: Settings) -> object:
-        http = real_factory(options, settings)
-
-        async def keep(response: object) -> None:
-            responses.append(response)
-
-        http.event_hooks["response"].append(keep)
-        return http
-
-    monkeypatch.setattr(sdk_module, "make_http_client", watching_factory)
     data = recording("text.sse").read_bytes().split(b"\n", 1)[1]
     head, _, rest = data.partition(b"event: content_block_delta")
     # The first delta comes at once; the rest would take 30 s.
     second = rest.index(b"event: content_block_delta")
     wire_server.add([head + b"event: content_block_delta" + rest[:second], (30.0, rest[second:])])
     client = claude_client()
+    responses: list[object] = []
 
     async def first_delta_then_abort() -> list[object]:
+        async def keep(response: object) -> None:
+            responses.append(response)
+
+        HTTP.shared(client).http.event_hooks["response"].append(keep)
         seen: list[object] = []
         route = client.resolve("anthropic/claude-sonnet-4-6")
         stream = client.open_stream(route, Request.coerce("hi"))
@@ -396,6 +386,8 @@ def test_modelplug_stream_abort_closes_the_request(
     assert [e.text for e in seen if isinstance(e, TextDelta)] == ["Hello"]
     assert len(responses) == 1
     assert responses[0].is_closed  # type: ignore[attr-defined]
+    # The server saw the connection go, during its 30 s wait.
+    assert wire_server.wait_closed_by_client(wire_server.requests[0].connection)
 
 
 def test_modelplug_stream_ignores_the_sdk_base_url_variable(

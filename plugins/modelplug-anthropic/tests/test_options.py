@@ -24,6 +24,8 @@ def test_default_options_allow_long_silent_thinking() -> None:
     assert options.first_byte_timeout == 600
     assert options.read_timeout >= 20 * 60
     assert options.connect_timeout == 10
+    # The kit's names, with room for a long prompt over a slow link.
+    assert options.write_timeout == 600
 
 
 def test_modelplug_stream_first_byte_timeout_is_a_setting(
@@ -35,7 +37,7 @@ def test_modelplug_stream_first_byte_timeout_is_a_setting(
         client.complete("anthropic/claude-sonnet-4-6", "hi")
     assert caught.value.kind == "transient"
     assert caught.value.retryable
-    assert "no response within 0.2 s" in str(caught.value)
+    assert "sent no answer within 0.2 s" in str(caught.value)
     assert "first_byte_timeout" in str(caught.value)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import httpx2
 import pytest
 from modelplug import Client
-from modelplug_anthropic import sdk as sdk_module
+from modelplug_anthropic.http import HTTP
 
 
 def limits_made_for(client: Client, monkeypatch: pytest.MonkeyPatch) -> Any:
@@ -24,7 +24,7 @@ def limits_made_for(client: Client, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(httpx2, "AsyncClient", recording)
 
     async def make() -> None:
-        sdk_module.shared(client)
+        HTTP.shared(client)
         await client.aclose()
 
     asyncio.run(make())

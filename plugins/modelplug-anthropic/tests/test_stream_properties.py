@@ -1,4 +1,4 @@
-"""Property tests of the stream reader (hypothesis), through the real SDK and httpx2.
+"""Property tests of the stream reader (hypothesis), through the kit's HTTP path and httpx2.
 
 - Random splits of recorded streams give the same Response and the same deltas.
 - Mutated and random event sequences, and random bytes, end in a Response or in the
@@ -7,8 +7,8 @@
 - The text shown through deltas always equals the final text (and the thinking shown
   equals the final thinking).
 
-Most examples run over httpx2's MockTransport (the SDK and httpx2 are real; only the
-socket is not), so hundreds of streams take seconds; the split property also runs a
+Most examples run over httpx2's MockTransport (the kit's HTTP path and httpx2 are real;
+only the socket is not), so hundreds of streams take seconds; the split property also runs a
 few examples through the loopback wire server.
 """
 
@@ -35,9 +35,7 @@ from modelplug.types import (
     ThinkingBlock,
     ThinkingDelta,
 )
-from modelplug_anthropic import sdk as sdk_module
 from modelplug_anthropic.errors import StreamError
-from modelplug_anthropic.options import Options
 from modelplug_anthropic.reader import MessageReader, Problem
 
 MakeClient = Callable[..., Client]
@@ -115,11 +113,13 @@ def mocked(
     claude_client: MakeClient, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[Client, Served]]:
     served = Served()
+    real = httpx2.AsyncClient
 
-    def factory(options: Options, settings: object) -> httpx2.AsyncClient:
-        return httpx2.AsyncClient(transport=httpx2.MockTransport(served.handle))
+    def factory(**kwargs: Any) -> httpx2.AsyncClient:
+        # The kit's shared client, as the kit makes it, on the mock transport.
+        return real(**kwargs, transport=httpx2.MockTransport(served.handle))
 
-    monkeypatch.setattr(sdk_module, "make_http_client", factory)
+    monkeypatch.setattr(httpx2, "AsyncClient", factory)
     client = claude_client()
     yield client, served
     client.close()
@@ -153,7 +153,7 @@ def check_outcome(events: list[Event], response: Response | None, error: ModelEr
     """A Response whose deltas are its text, or the plugin's own classified error."""
     if error is not None:
         assert isinstance(error, StreamError), (type(error), error, error.__cause__)
-        assert error.kind != "other" or error.error_class.reason == "not an event stream"
+        assert error.kind != "other" or error.error_class.reason == "the answer was not a stream"
         if error.partial is not None:
             assert shown_text(events).startswith(error.partial.text)
         return

@@ -1,8 +1,9 @@
-"""modelplug-anthropic: Claude through the official anthropic SDK.
+"""modelplug-anthropic: Claude.
 
-Serves ``anthropic/<model>`` (and bare ``claude-*`` ids) with streaming, and
-``anthropic-batch/<model>`` through the Batch API at half the token price. Only the
-hook implementations live here; the SDK is imported on the first call.
+Serves ``anthropic/<model>`` (and bare ``claude-*`` ids) with the Messages API streamed
+over the kit's HTTP path, and ``anthropic-batch/<model>`` through the Batch API (the
+anthropic SDK) at half the token price. Only the hook implementations live here; httpx2
+is imported on the first call, the SDK on the first batch call.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from modelplug.types import Done, Event, Notice, Request, Route, TextDelta
 from . import sdk as sdk_module
 from .errors import BatchResultError
 from .mapping import from_wire_message, to_wire_params
+from .options import cache_enabled
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client
@@ -116,7 +117,7 @@ async def stream_batch(
     """One request through the Batch API; see the module docstring."""
     timing = TIMING
     sdk, options = sdk_module.sdk_client(route, client, key)
-    cache = sdk_module.cache_enabled(request, options)
+    cache = cache_enabled(request, options)
     hide = request.thinking is not None and request.thinking.hide
     params = to_wire_params(request, route, cache=cache)
     # Sent once: a new submission is the fallback policy's decision, not ours.

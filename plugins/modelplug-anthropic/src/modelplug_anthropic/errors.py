@@ -1,10 +1,13 @@
-"""What anthropic SDK errors (and this plugin's own) mean for retries and fallbacks.
+"""This plugin's errors, each born with its ErrorClass, and what anthropic SDK errors
+(the Batch API's) mean for retries and fallbacks.
 
-The SDK is never imported here: an exception can only be one of its errors if the SDK
-is already loaded, so the check reads ``sys.modules`` and the error's plain properties.
-What every provider's errors share (the status table, Retry-After, an abort) is core's;
-this module adds the SDK's exception types, Anthropic's wording, the batch results and
-the stream reader's own errors (:class:`StreamError`, born with their class).
+The Messages stream goes through the kit's HTTP path, which makes its failures with
+:data:`ERRORS` (an :class:`AnthropicErrors`): an error status is a :class:`StatusError`
+read from Anthropic's error body (``{"type": "error", "error": {"type":
+"overloaded_error", "message": ...}}``), anything else a :class:`StreamError`. The SDK
+is never imported here: an exception can only be one of its errors if the SDK is already
+loaded, so the check reads ``sys.modules`` and the error's plain properties. What every
+provider's errors share (the status table, Retry-After, an abort) is core's.
 """
 
 from __future__ import annotations
@@ -19,9 +22,15 @@ from modelplug.plugin import (
     ErrorClass,
     ErrorKind,
     ModelError,
+    WireErrors,
     class_for_status,
     classify_generic,
+    error_body,
+    error_message,
+    error_type,
     redact,
+    redact_data,
+    retry_after_from_headers,
     retry_after_of,
 )
 
@@ -29,64 +38,115 @@ if TYPE_CHECKING:
     from modelplug.types import Response, Route
 
 __all__ = [
+    "ERRORS",
+    "AnthropicError",
+    "AnthropicErrors",
     "BatchResultError",
-    "ResponseStartTimeout",
+    "StatusError",
     "StreamError",
-    "broken",
     "classify",
     "error_event",
     "malformed",
-    "not_an_event_stream",
 ]
 
 
-class ResponseStartTimeout(TimeoutError):
-    """The API sent no response headers within the start limit."""
+class AnthropicError(ModelError):
+    """Any failure of a Messages API call."""
 
 
-class StreamError(ModelError):
-    """A Messages API stream that failed after its 200: cut short, unreadable, spliced,
-    or an ``error`` event. Carries its ErrorClass and what was produced before."""
+class StatusError(AnthropicError):
+    """The API answered with an error status. ``request_id`` is Anthropic's
+    ``request-id`` header (what its support asks for); ``headers`` and ``body`` are kept
+    redacted: a proxy may echo the key it refused."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        error_class: ErrorClass,
+        route: Route | None,
+        headers: Mapping[str, str] | None = None,
+        body: Any = None,
+    ) -> None:
+        self.status_code = status
+        self.headers = redact_data({str(k).lower(): str(v) for k, v in (headers or {}).items()})
+        self.request_id: str | None = self.headers.get("request-id")
+        self.body = redact_data(body)
+        super().__init__(message, error_class=error_class, route=route)
 
 
-def broken(
-    route: Route, message: str, *, reason: str, partial: Response | None = None
-) -> StreamError:
-    """A transient failure: the same request may succeed when sent again."""
-    return StreamError(
-        message,
-        error_class=_transient(reason),
-        route=route,
-        partial=partial,
-    )
+class StreamError(AnthropicError):
+    """Every other failure: nothing listening, a timeout, a 200 that is no stream, a
+    stream cut short, unreadable or spliced, an ``error`` event. Carries what was
+    produced before it."""
+
+
+class AnthropicErrors(WireErrors):
+    """How the kit's HTTP path makes this plugin's errors."""
+
+    error = StreamError
+
+    def make(
+        self,
+        message: str,
+        error_class: ErrorClass,
+        route: Route,
+        *,
+        partial: Response | None = None,
+        status: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        body: Any = None,
+    ) -> AnthropicError:
+        if status is not None:
+            return StatusError(
+                message,
+                status=status,
+                error_class=error_class,
+                route=route,
+                headers=headers,
+                body=body,
+            )
+        return StreamError(message, error_class=error_class, route=route, partial=partial)
+
+    def status(
+        self, status: int, headers: Mapping[str, str], body: bytes, route: Route
+    ) -> AnthropicError:
+        data = error_body(body)
+        if status < 300:
+            # A JSON error answered with 200 reads as the same error streamed.
+            return error_event(route, data if isinstance(data, Mapping) else {"error": data})
+        etype = error_type(data)
+        message = error_message(data)
+        retry_after = retry_after_from_headers(headers)
+        found = status_class(status, etype, message, retry_after)
+        text = f"{route.provider} answered {status}"
+        if message:
+            text += f": {message}"
+        if etype and etype not in message:
+            text += f" ({etype})"
+        if retry_after is not None:
+            text += f"; retry after {retry_after:g} s"
+        request_id = {k.lower(): v for k, v in headers.items()}.get("request-id")
+        if request_id:
+            text += f"; request-id {request_id}"
+        return self.make(text, found, route, status=status, headers=headers, body=data)
+
+
+ERRORS = AnthropicErrors("anthropic")
 
 
 def malformed(
     route: Route, problem: str, raw: str, *, partial: Response | None = None
-) -> StreamError:
+) -> ModelError:
     """An event the reader cannot use: ``problem`` says what is wrong with it, and the
     start of the event is quoted (redacted)."""
     quoted = redact(raw.strip())[:200]
-    return broken(
+    return ERRORS.transient(
         route,
         f"Anthropic sent {problem}: {quoted!r}",
         reason="malformed stream event",
         partial=partial,
-    )
-
-
-def not_an_event_stream(route: Route, content_type: str, body: bytes) -> StreamError:
-    """A 200 that is not a stream (a login portal, a proxy's page): the same request
-    would get the same page, so it is not retried, but another model may answer."""
-    shown = content_type.split(";")[0].strip() or "a body without a content type"
-    start = redact(body[:200].decode("utf-8", "replace").strip())
-    return StreamError(
-        f"the server answered {shown}, not an event stream; check base_url"
-        + (f" (it began {start[:120]!r})" if start else ""),
-        error_class=ErrorClass(
-            kind="other", fallback=True, status=200, reason="not an event stream"
-        ),
-        route=route,
     )
 
 
@@ -161,21 +221,23 @@ def _in_anthropic_words(found: ErrorClass) -> ErrorClass:
     return dataclasses.replace(found, reason=reason)
 
 
-def _status_error(error: Any) -> ErrorClass:
-    # An `error` event inside a 200 stream arrives as a status error with status 200;
-    # its type says what happened.
-    status: int | None = error.status_code if error.status_code != 200 else None
-    found = class_for_status(
-        status,
-        error_type=getattr(error, "type", None),
-        text=_text(error),
-        retry_after=retry_after_of(error),
-    )
+def status_class(
+    status: int | None, etype: str | None, text: str, retry_after: float | None = None
+) -> ErrorClass:
+    """The class of an error status (None: an error inside a 200), by core's table and
+    in Anthropic's words; a status or type the table does not know is a bad request."""
+    found = class_for_status(status, error_type=etype, text=text, retry_after=retry_after)
     if found is None:
-        # An error event of a type core's table does not know.
         reason = f"bad request ({status})" if status else "bad request"
         return ErrorClass(kind="bad_request", status=status, reason=reason)
     return _in_anthropic_words(found)
+
+
+def _status_error(error: Any) -> ErrorClass:
+    # The SDK raises an `error` event inside a 200 stream as a status error with status
+    # 200; its type says what happened.
+    status: int | None = error.status_code if error.status_code != 200 else None
+    return status_class(status, getattr(error, "type", None), _text(error), retry_after_of(error))
 
 
 BATCH_ENDINGS = {
@@ -198,26 +260,25 @@ def _batch_error(error: BatchResultError) -> ErrorClass:
 
 
 def classify(error: BaseException, ours: bool = True) -> ErrorClass | None:
-    """The ErrorClass for an anthropic SDK error or this plugin's own; None otherwise.
+    """The ErrorClass for this plugin's own errors and the SDK's (the Batch API's);
+    None otherwise.
 
     ``ours``: the error happened on one of this plugin's routes, so a bare transport
-    error (raised from inside a streamed body) is ours to classify too.
+    error (raised while the SDK reads a batch's results) is ours to classify too.
     """
     if isinstance(error, asyncio.CancelledError):
         return classify_generic(error)
-    if isinstance(error, StreamError):
+    if isinstance(error, AnthropicError):
         return error.error_class
     if isinstance(error, BatchResultError):
         return _batch_error(error)
-    if isinstance(error, ResponseStartTimeout):
-        return _transient("no response in time")
     sdk = sys.modules.get("anthropic")
     if sdk is not None and isinstance(error, sdk.APIStatusError):
         return _status_error(error)
     # Not left to core, which reads the whole cause chain (a timeout raised over a
     # cancelled wait would read as an abort) and knows only some transport names (a
     # ConnectError would be "other"). An SDK connection error, or a transport error on
-    # our route (raised inside a stream's body: the SDK wraps only the initial send),
+    # our route (raised inside a body the SDK reads: it wraps only the initial send),
     # is a lost connection or a timeout, to retry.
     if (sdk is not None and isinstance(error, sdk.APIConnectionError)) or (
         ours and _is_transport_error(error)

@@ -2,13 +2,15 @@
 
     [anthropic]
     cache = true                 # prompt-caching breakpoints (a request's own `cache` wins)
-    read_timeout = 1200          # s: the longest silence between two bytes of an answer
-    first_byte_timeout = 600     # s: the longest wait until the answer starts (its headers)
-    connect_timeout = 10         # s: to open a connection
+    read_timeout = 1200          # s: the longest silence between two reads of an answer
+    first_byte_timeout = 600     # s: from sending the request to the answer's headers
+    connect_timeout = 10         # s: to open a connection (and to wait for a free one)
+    write_timeout = 600          # s: to send the request
 
-Long thinking can keep a stream silent for minutes, hence the long defaults. A wrong
-value is a ConfigError naming the key; an unknown key is a one-line warning (the kit's
-:func:`~modelplug.plugin.read_options`).
+The timeouts are the kit's (:class:`~modelplug.plugin.Timeouts`, the same names in every
+provider plugin). Long thinking can keep a stream silent for minutes, hence the long
+defaults. A wrong value is a ConfigError naming the key; an unknown key is a one-line
+warning (the kit's :func:`~modelplug.plugin.read_options`).
 """
 
 from __future__ import annotations
@@ -16,43 +18,30 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import httpx2
-    from modelplug.plugin import Settings
+from modelplug.plugin import Timeouts
 
-__all__ = ["SECTION", "Options", "http_timeout", "read"]
+if TYPE_CHECKING:
+    from modelplug.types import Request
+
+__all__ = ["SECTION", "Options", "cache_enabled"]
 
 SECTION = "anthropic"
 _POSITIVE = {"gt": 0}
 
 
 @dataclass(frozen=True)
-class Options:
+class Options(Timeouts):
     """The plugin's options; the defaults are the defaults."""
 
     cache: bool = True
     read_timeout: float = field(default=1200.0, metadata=_POSITIVE)
     first_byte_timeout: float = field(default=600.0, metadata=_POSITIVE)
-    connect_timeout: float = field(default=10.0, metadata=_POSITIVE)
-    # Sending a long prompt over a slow link: not worth a setting of its own.
-    write_timeout: float = field(default=600.0, init=False)
+    # A long prompt (images, a whole repository) over a slow link.
+    write_timeout: float = field(default=600.0, metadata=_POSITIVE)
 
 
-def read(settings: Settings) -> Options:
-    """``[anthropic]`` of ``settings`` as :class:`Options`."""
-    from modelplug.plugin import read_options
-
-    return read_options(settings, SECTION, Options)
-
-
-def http_timeout(options: Options) -> httpx2.Timeout:
-    """httpx2's timeouts for one request. The wait for a pooled connection counts toward
-    the first byte, which the caller also enforces as a whole."""
-    import httpx2
-
-    return httpx2.Timeout(
-        connect=options.connect_timeout,
-        read=options.read_timeout,
-        write=options.write_timeout,
-        pool=options.first_byte_timeout,
-    )
+def cache_enabled(request: Request, options: Options) -> bool:
+    """Prompt caching: the request's ``cache`` wins, then ``[anthropic] cache``."""
+    if request.cache is not None:
+        return request.cache
+    return options.cache

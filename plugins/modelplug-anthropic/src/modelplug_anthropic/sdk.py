@@ -1,41 +1,28 @@
-"""The anthropic SDK, loaded on the first call, and the clients made from it.
+"""The anthropic SDK for the Batch API, loaded on the first batch call.
 
-Importing the SDK costs about a second, so nothing here runs at plugin import. The SDK
-never retries on its own (``max_retries=0``): retries belong to the fallback policy,
-which counts and announces them. Timeouts come from ``[anthropic]``
-(:mod:`modelplug_anthropic.options`).
+Importing the SDK costs seconds, so nothing here runs at plugin import, and the
+Messages stream does not use it at all (:mod:`modelplug_anthropic.streaming`). The SDK
+runs on the kit's shared httpx2 client (one pool per plugin and event loop) and never
+retries on its own (``max_retries=0``): retries belong to the fallback policy, which
+counts and announces them. Timeouts come from ``[anthropic]``.
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import options as options_module
+from .http import HTTP, base_url
 from .routes import settings_source
 
 if TYPE_CHECKING:
     import httpx2
     from modelplug.plugin import Client, Settings
-    from modelplug.types import Request, Route
+    from modelplug.types import Route
 
     from .options import Options
 
-__all__ = [
-    "DEFAULT_BASE_URL",
-    "Shared",
-    "cache_enabled",
-    "load_sdk",
-    "make_http_client",
-    "sdk_client",
-    "shared",
-    "split_params",
-]
-
-DEFAULT_BASE_URL = "https://api.anthropic.com"
-HTTP_CLIENT_KEY = "modelplug-anthropic"
+__all__ = ["load_sdk", "sdk_client", "shared"]
 
 
 @functools.cache
@@ -46,43 +33,9 @@ def load_sdk() -> Any:
     return anthropic
 
 
-def make_http_client(options: Options, settings: Settings) -> httpx2.AsyncClient:
-    """The shared httpx2 client (one per event loop, closed by ``Client.aclose``), its
-    pool sized by core's ``[http]`` table, not httpx2's default of 100 connections."""
-    import httpx2
-    from modelplug.plugin import http_limits
-
-    return httpx2.AsyncClient(
-        timeout=options_module.http_timeout(options),
-        limits=http_limits(settings),
-        # Never follow a redirect: it would carry x-api-key and the user's headers to
-        # wherever the server points (httpx2 strips only Authorization off-host).
-        follow_redirects=False,
-    )
-
-
-@dataclass(frozen=True)
-class Shared:
-    """One event loop's httpx2 client and the options it was made with, kept together
-    so ``[anthropic]`` is read (and warned about) once, not on every call."""
-
-    http: httpx2.AsyncClient
-    options: Options
-
-    async def aclose(self) -> None:
-        # Client.aclose closes what async_http keeps, and that is this pair.
-        await self.http.aclose()
-
-
-def shared(client: Client) -> Shared:
-    """The running loop's :class:`Shared` pair for ``client``, made on first use."""
-
-    def make() -> Shared:
-        options = options_module.read(client.settings)
-        return Shared(make_http_client(options, client.settings), options)
-
-    found: Shared = client.async_http(HTTP_CLIENT_KEY, make)
-    return found
+def shared(client: Client) -> Any:
+    """The running loop's shared httpx2 client (``.http``) and options (``.options``)."""
+    return HTTP.shared(client)
 
 
 def sdk_client(route: Route, client: Client, key: str | None) -> tuple[Any, Options]:
@@ -93,43 +46,31 @@ def sdk_client(route: Route, client: Client, key: str | None) -> tuple[Any, Opti
     the SDK is loaded lazily and its unions do not narrow on ``type``.
     """
     anthropic = load_sdk()
-    pair = shared(client)
+    pair = HTTP.shared(client)
     sdk = anthropic.AsyncAnthropic(
         api_key=key,
-        base_url=route.endpoint.base_url or DEFAULT_BASE_URL,
+        base_url=base_url(route),
         http_client=pair.http,
         max_retries=0,
-        timeout=options_module.http_timeout(pair.options),
+        timeout=_timeout(pair.options),
         default_headers=_headers(route, client.settings) or None,
     )
     return sdk, pair.options
 
 
+def _timeout(options: Options) -> httpx2.Timeout:
+    import httpx2
+
+    return httpx2.Timeout(
+        connect=options.connect_timeout,
+        read=options.read_timeout,
+        write=options.write_timeout,
+        pool=options.connect_timeout,
+    )
+
+
 def _headers(route: Route, settings: Settings) -> dict[str, str]:
-    """The user's header values for the route, read now: a Route holds only names."""
+    """The user's header values for the route, read now: a Route holds only names. A
+    batch provider with no entry of its own takes the ``anthropic`` entry's."""
     source = settings_source(route.provider, route.endpoint.type, settings)
     return settings.provider_headers(source) if source is not None else {}
-
-
-@functools.cache
-def _create_kwargs() -> frozenset[str]:
-    """The body fields ``messages.create`` takes as keyword arguments."""
-    anthropic = load_sdk()
-    signature = inspect.signature(anthropic.resources.messages.AsyncMessages.create)
-    skip = {"self", "extra_headers", "extra_query", "extra_body", "timeout", "stream"}
-    return frozenset(name for name in signature.parameters if name not in skip)
-
-
-def split_params(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(keyword arguments for ``messages.create``, the rest for ``extra_body``)."""
-    known = _create_kwargs()
-    kwargs = {k: v for k, v in params.items() if k in known}
-    extra = {k: v for k, v in params.items() if k not in known}
-    return kwargs, extra
-
-
-def cache_enabled(request: Request, options: Options) -> bool:
-    """Prompt caching: the request's ``cache`` wins, then ``[anthropic] cache``."""
-    if request.cache is not None:
-        return request.cache
-    return options.cache

@@ -1,76 +1,67 @@
-"""The ``anthropic`` provider: one Messages API stream per call.
+"""The ``anthropic`` provider: one Messages API stream per call, on the kit's HTTP path.
 
-The SDK sends the request (headers, key, errors for a non-2xx status) and hands back
-the raw response (``with_streaming_response``); the bytes are read here, through the
-kit's SSEFramer and :class:`~modelplug_anthropic.reader.MessageReader`, not through
-the SDK's snapshot accumulator, whose cost grows with the square of the answer.
+The request is the one the anthropic SDK would send (:mod:`modelplug_anthropic.http`),
+without the SDK: importing it costs seconds (some 3,000 modules). The kit sends it
+(once more at once when a pooled keep-alive connection turns out dead), turns an error
+status, a web page, a stall or a cut into this plugin's classified errors
+(:mod:`modelplug_anthropic.errors`) and closes the connection on an abort. The bytes
+are read here, through the kit's SSEFramer and
+:class:`~modelplug_anthropic.reader.MessageReader`, not through the SDK's snapshot
+accumulator, whose cost grows with the square of the answer.
 
 A plain text delta takes the hot path below (one JSON parse, a few lookups, the
-TextDelta); every other event goes through the reader, which checks it. Deltas go to
-the screen as they come; Done carries the message the reader assembled. Every way a
-stream can go wrong ends in a classified error carrying what was produced
-(:mod:`modelplug_anthropic.errors`).
+TextDelta); every other event goes through the reader, which checks it. The stream is
+done at message_stop: leaving the kit's block there reads what is left (the chunked
+end, a few bytes) so that the next call reuses the connection, and then Done carries
+the message the reader assembled.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import SSEFramer
+from modelplug.plugin import ModelError, SSEFramer
 from modelplug.types import Done, Event, Request, Route, TextDelta
 
-from . import sdk as sdk_module
-from .errors import (
-    ResponseStartTimeout,
-    StreamError,
-    broken,
-    error_event,
-    malformed,
-    not_an_event_stream,
-)
+from .errors import ERRORS, error_event, malformed
+from .http import HTTP, messages_url, request_headers
 from .mapping import to_wire_params
+from .options import cache_enabled
 from .reader import MessageReader, Problem, SplicedStream
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug.plugin import Answer, Client
 
-__all__ = ["stream_messages"]
+__all__ = ["encode_body", "stream_messages"]
 
-# How much of a body that is not an event stream is quoted in the error.
-_SNIFF = 200
+
+def encode_body(params: dict[str, Any]) -> str:
+    """The request body as the SDK encodes it: compact, non-ASCII as it is, no NaN,
+    with ``stream: true``."""
+    return json.dumps(
+        {**params, "stream": True}, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
 
 
 async def stream_messages(
     route: Route, request: Request, client: Client, key: str | None
 ) -> AsyncIterator[Event]:
     """Stream one request; see the module docstring."""
-    import httpx2
-
-    sdk, options = sdk_module.sdk_client(route, client, key)
-    params = to_wire_params(request, route, cache=sdk_module.cache_enabled(request, options))
-    kwargs, extra = sdk_module.split_params(params)
+    options = HTTP.options(client)
+    text = encode_body(to_wire_params(request, route, cache=cache_enabled(request, options)))
     hide = request.thinking is not None and request.thinking.hide
-    manager = sdk.messages.with_streaming_response.create(
-        **kwargs, stream=True, extra_body=extra or None
-    )
-    try:
-        async with asyncio.timeout(options.first_byte_timeout):
-            raw = await manager.__aenter__()
-    except TimeoutError:
-        raise ResponseStartTimeout(
-            f"Anthropic sent no response within {options.first_byte_timeout:g} s "
-            "(first_byte_timeout in [anthropic])"
-        ) from None
-    try:
-        response = raw.http_response
-        reader = MessageReader(route, hide_thinking=hide, sent_chars=_chars(params))
-        content_type = response.headers.get("content-type", "")
-        if content_type and not content_type.startswith("text/event-stream"):
-            body = await response.aread()
-            for event in _whole_body(route, reader, content_type, body):
+    reader = MessageReader(route, hide_thinking=hide, sent_chars=len(text))
+    headers = request_headers(route, key, client.settings)
+    url = messages_url(route)
+    async with HTTP.stream(client, route, url, body=text.encode(), headers=headers) as answer:
+        answer.partial = reader.partial
+        empty = True  # no byte of a body yet
+        seen = 0  # events read
+        if answer.whole is not None:
+            empty = False
+            for event in _whole_body(route, reader, answer.whole):
                 yield event
         else:
             framer = SSEFramer()
@@ -78,81 +69,47 @@ async def stream_messages(
             loads = json.loads
             text_delta = TextDelta.of  # bound once: a classmethod binds on every call
             text_block = reader.text_block
-            sniffed = b""
-            seen = 0  # events read
-            chunks = response.aiter_bytes()
-            try:
-                async for chunk in chunks:
-                    if len(sniffed) < _SNIFF:
-                        sniffed += chunk[:_SNIFF]
-                    for name, data in feed(chunk):
-                        seen += 1
-                        try:
-                            obj = loads(data)
-                        except ValueError:
-                            raise malformed(
-                                route, "an event that is not JSON", data, partial=reader.partial()
-                            ) from None
-                        # The hot path: a text delta for an open text block.
-                        if type(obj) is dict and obj.get("type") == "content_block_delta":
-                            delta = obj.get("delta")
-                            if type(delta) is dict and delta.get("type") == "text_delta":
-                                pieces = text_block(obj.get("index"))
-                                text = delta.get("text")
-                                if pieces is not None and type(text) is str:
-                                    if text:
-                                        pieces.append(text)
-                                        yield text_delta(text)
-                                    continue
-                        for event in _slow_event(route, reader, name, obj, data):
-                            yield event
-                        if reader.stopped:
-                            break
+            async for chunk in answer:
+                empty = False
+                for name, data in feed(chunk):
+                    seen += 1
+                    try:
+                        obj = loads(data)
+                    except ValueError:
+                        raise malformed(
+                            route, "an event that is not JSON", data, partial=reader.partial()
+                        ) from None
+                    # The hot path: a text delta for an open text block.
+                    if type(obj) is dict and obj.get("type") == "content_block_delta":
+                        delta = obj.get("delta")
+                        if type(delta) is dict and delta.get("type") == "text_delta":
+                            pieces = text_block(obj.get("index"))
+                            piece = delta.get("text")
+                            if pieces is not None and type(piece) is str:
+                                if piece:
+                                    pieces.append(piece)
+                                    yield text_delta(piece)
+                                continue
+                    for event in _slow_event(route, reader, name, obj, data):
+                        yield event
                     if reader.stopped:
-                        # Done at message_stop: a gateway may hold the connection open.
                         break
-                else:
-                    for name, data in framer.close():
-                        seen += 1
-                        for event in _slow_event(
-                            route, reader, name, _parsed(route, reader, data), data
-                        ):
-                            yield event
-            except httpx2.ReadTimeout:
-                raise broken(
-                    route,
-                    f"Anthropic sent nothing for {options.read_timeout:g} s (read_timeout in "
-                    "[anthropic]); the stream stalled",
-                    reason="the stream stalled",
-                    partial=reader.partial(),
-                ) from None
-            except (httpx2.TransportError, httpx2.DecodingError) as exc:
-                raise broken(
-                    route,
-                    f"the connection to Anthropic dropped mid-stream ({type(exc).__name__})",
-                    reason="connection lost",
-                    partial=reader.partial(),
-                ) from None
-            finally:
-                # Closed here, not at garbage collection (after its loop may be gone).
-                await chunks.aclose()
-            if not reader.complete:
-                raise _ended_early(route, reader, content_type, sniffed, seen)
-        final, before = reader.finish()
-        for event in before:
-            yield event
-        yield Done(response=final)
-    finally:
-        # Closing the response ends the request: an abort reaches the server.
-        await manager.__aexit__(None, None, None)
-
-
-def _chars(params: dict[str, Any]) -> int:
-    """The request's size in characters, for an estimate when no usage comes back."""
-    try:
-        return len(json.dumps(params, ensure_ascii=False, default=str))
-    except (TypeError, ValueError):
-        return 0
+                if reader.stopped:
+                    # Done at message_stop; the kit reads the rest, briefly, for reuse.
+                    break
+            else:
+                for name, data in framer.close():
+                    seen += 1
+                    for event in _slow_event(
+                        route, reader, name, _parsed(route, reader, data), data
+                    ):
+                        yield event
+        if not reader.complete:
+            raise _ended_early(route, reader, answer, empty, seen)
+    final, before = reader.finish()
+    for event in before:
+        yield event
+    yield Done(response=final)
 
 
 def _parsed(route: Route, reader: MessageReader, data: str) -> Any:
@@ -175,16 +132,16 @@ def _slow_event(route: Route, reader: MessageReader, name: str, obj: Any, data: 
     try:
         return reader.feed(obj)
     except SplicedStream as exc:
-        raise broken(route, str(exc), reason="spliced stream", partial=reader.partial()) from None
+        raise ERRORS.transient(
+            route, str(exc), reason="spliced stream", partial=reader.partial()
+        ) from None
     except Problem as exc:
         raise malformed(route, str(exc), data, partial=reader.partial()) from None
 
 
-def _whole_body(route: Route, reader: MessageReader, content_type: str, body: bytes) -> list[Event]:
-    """A 200 that is not an event stream: a whole message (a server that ignored
-    ``stream``), an error object, or a page that is no answer at all."""
-    if not content_type.startswith("application/json"):
-        raise not_an_event_stream(route, content_type, body)
+def _whole_body(route: Route, reader: MessageReader, body: bytes) -> list[Event]:
+    """A JSON 200 (the kit has already raised one with an ``error`` in it): a whole
+    message from a server that ignored ``stream``, or something that is no answer."""
     text = body.decode("utf-8", "replace")
     obj = _parsed(route, reader, text)
     if type(obj) is dict and obj.get("type") == "message":
@@ -223,25 +180,26 @@ def _replayed(route: Route, reader: MessageReader, whole: dict[str, Any], text: 
 
 
 def _ended_early(
-    route: Route, reader: MessageReader, content_type: str, sniffed: bytes, seen: int
-) -> StreamError:
+    route: Route, reader: MessageReader, answer: Answer, empty: bool, seen: int
+) -> ModelError:
     """The error for a stream that ended before the server said it was done."""
-    if not sniffed:
-        return broken(
+    if empty:
+        return ERRORS.transient(
             route,
             "Anthropic answered 200 with an empty body (no events)",
             reason="the stream ended early",
         )
     if not seen:
-        shown = f"{content_type.split(';')[0]} with no event in it" if content_type else ""
-        return not_an_event_stream(route, shown or "a body with no event in it", sniffed)
+        kind = answer.headers.get("content-type", "").split(";")[0].strip()
+        what = f"{kind} with no event in it" if kind else "a body with no event in it"
+        return ERRORS.not_a_stream(route, what, base=answer.base)
     if reader.message is None:
-        return broken(
+        return ERRORS.transient(
             route,
             "the stream from Anthropic ended before message_start",
             reason="the stream ended early",
         )
-    return broken(
+    return ERRORS.transient(
         route,
         "the stream from Anthropic ended before message_stop (the answer is incomplete)",
         reason="the stream ended early",
