@@ -586,13 +586,16 @@ class Answer:
         import httpx2
 
         got = bytearray()
+        chunks = self.response.aiter_bytes()
         try:
-            async for chunk in self.response.aiter_bytes():
+            async for chunk in chunks:
                 got += chunk
                 if len(got) >= ERROR_BODY_LIMIT:
                     break
         except httpx2.HTTPError:
             pass
+        finally:
+            await _close(chunks)  # a body cut at the limit leaves it suspended
         return bytes(got[:ERROR_BODY_LIMIT])
 
     # -- reading ------------------------------------------------------------------------
@@ -649,6 +652,11 @@ class Answer:
     ) -> None:
         if kind is None and not self._ended:
             await self._drain()
+        if not self._ended:
+            # Left mid-answer, httpx2's chain of byte generators is suspended. Closed now,
+            # not by the garbage collector: that queues their closing as tasks on a loop
+            # that may next run only while the interpreter is being torn down.
+            await _close(self._chunks)
         # Unread bytes left (an abort, an error, a server that holds on): httpx2 closes
         # the connection rather than return it to the pool; the server sees the abort.
         await self.response.aclose()
@@ -674,6 +682,18 @@ class Answer:
 
 def _nothing() -> None:
     return None
+
+
+async def _close(chunks: AsyncIterator[bytes] | None) -> None:
+    """Close an async generator of the answer's bytes, best effort: the connection is
+    closed next whatever happens here."""
+    aclose = getattr(chunks, "aclose", None)
+    if aclose is None:
+        return
+    try:
+        await aclose()
+    except Exception:
+        pass
 
 
 def _json_object(raw: bytes) -> dict[str, Any] | None:
