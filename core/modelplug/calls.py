@@ -156,6 +156,8 @@ async def guarded_stream(
         # Close the provider's stream now, not at garbage collection: an abort must
         # reach it while its HTTP client is still open (to cancel a batch, say).
         await reader.aclose()
+        if not done:
+            await _let_closings_run()
     if failure is not None:
         raise clean_error(failure)
     if not done:
@@ -165,6 +167,20 @@ async def guarded_stream(
             route=route,
             partial=_partial(route, text, thought),
         )
+
+
+async def _let_closings_run() -> None:
+    """Give the loop the two turns that finish what a stream cut short dropped.
+
+    An async generator dropped unfinished (httpx2 leaves one of httpcore's so, when an
+    answer is closed mid-body) is closed by asyncio as a task: queued when the generator
+    is collected, created on the next turn, run on the one after. Run here, it ends
+    within this call; left queued, it runs whenever the loop next runs, which for the
+    sync API's private loop may be while the interpreter is torn down (where it fails,
+    and Python prints "Task exception was never retrieved").
+    """
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
 
 
 def _redacted(notice: Notice) -> Notice:

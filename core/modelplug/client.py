@@ -72,8 +72,41 @@ ECHO_NOTE = (
 )
 
 
+# Every Client not yet collected, so that one left open is closed at exit (see
+# _close_open_clients); weak, so this never keeps one alive.
+_open_clients: weakref.WeakSet[Client] = weakref.WeakSet()
+_exit_hook: list[bool] = []
+
+
+def _close_open_clients() -> None:
+    """Close every Client left open, at interpreter exit while imports still work.
+
+    Otherwise what a Client holds (its loops, their pooled connections, a failed
+    stream's generators kept alive by the traceback Python printed) is finalized during
+    the interpreter's teardown, where running a loop fails with "sys.meta_path is None".
+    """
+    for client in list(_open_clients):
+        try:
+            client.close()
+        except Exception:  # closing at exit, best effort and quiet
+            pass
+
+
+def _track(client: Client) -> None:
+    if not _exit_hook:
+        import atexit
+
+        atexit.register(_close_open_clients)
+        _exit_hook.append(True)
+    _open_clients.add(client)
+
+
 class Client:
     """A modelplug client: a plugin host plus settings.
+
+    Close it when done (``with Client() as client:``, or :meth:`close`; ``async with``
+    and :meth:`aclose` for the loop you run); one left open is closed at interpreter
+    exit.
 
     :param model: the default model spec for calls that name none.
     :param plugins: plugin objects (modules or instances with ``@hookimpl`` functions) to
@@ -139,6 +172,7 @@ class Client:
         self._checked_tables: set[str] = set()
         self._declared: dict[str, list[tuple[Provider, str]]] | None = None
         self._warn_unknown_sections()
+        _track(self)
 
     # -- plugins ---------------------------------------------------------------------
 
@@ -754,6 +788,11 @@ def _shut_down(loop: asyncio.AbstractEventLoop, http: dict[str, Any]) -> None:
     its selector and wake-up sockets."""
     clients = list(http.values())
     http.clear()
+    if sys.is_finalizing():
+        # Too late to run anything (imports fail, so would every task); the process is
+        # ending and the system closes its sockets. Normally _close_open_clients ran first.
+        loop.close()
+        return
 
     async def close_all() -> None:
         for client in clients:
