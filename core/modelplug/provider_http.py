@@ -37,8 +37,10 @@ import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic
 from urllib.parse import urlsplit
+
+from typing_extensions import TypeVar
 
 from .errors import ErrorClass, ModelError, class_for_status
 
@@ -71,7 +73,9 @@ DRAIN_SECONDS = 1.0
 # httpcore's words for a keep-alive connection the server had already closed.
 NO_ANSWER = "without sending a response"
 
-OptionsT = TypeVar("OptionsT", bound="Timeouts")
+# A plugin whose options are the kit's Timeouts writes ``ProviderHTTP(...)`` without
+# naming the record: the type parameter defaults to it (PEP 696).
+OptionsT = TypeVar("OptionsT", bound="Timeouts", default="Timeouts")
 
 
 @dataclass(frozen=True)
