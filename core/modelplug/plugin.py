@@ -107,6 +107,7 @@ __all__ = [
     "Settings",
     "Splice",
     "SpliceReader",
+    "StatusError",
     "TextCallError",
     "Timeouts",
     "UnknownProviderError",
@@ -193,6 +194,7 @@ _WHERE = {
     "ProviderHTTP": "provider_http",
     "Timeouts": "provider_http",
     "WireErrors": "provider_http",
+    "StatusError": "provider_http",
     "error_body": "provider_http",
     "error_message": "provider_http",
     "error_type": "provider_http",
@@ -279,6 +281,7 @@ if TYPE_CHECKING:
     from .provider_http import (
         Answer,
         ProviderHTTP,
+        StatusError,
         Timeouts,
         WireErrors,
         error_body,

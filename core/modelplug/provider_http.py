@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Answer",
     "ProviderHTTP",
+    "StatusError",
     "Timeouts",
     "WireErrors",
     "error_body",
@@ -97,18 +98,50 @@ class Timeouts:
     write_timeout: float = field(default=60.0, metadata=POSITIVE)
 
 
+class StatusError(ModelError):
+    """A provider answered with an error status, or a JSON error where its stream should
+    be (``status_code`` None: an error event inside a stream). ``status_code``,
+    ``headers`` (names in lower case) and ``body`` (parsed JSON, or text) are kept
+    redacted: a server may echo the key it refused. ``request_id`` is the provider's id
+    for the request, when a header gives one."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None,
+        error_class: ErrorClass,
+        route: Route | None,
+        headers: Mapping[str, str] | None = None,
+        body: Any = None,
+        partial: Response | None = None,
+    ) -> None:
+        from .redact import redact_data
+
+        self.status_code = status
+        self.headers: dict[str, str] = redact_data(
+            {str(k).lower(): str(v) for k, v in (headers or {}).items()}
+        )
+        self.request_id = self.headers.get("request-id") or self.headers.get("x-request-id")
+        self.body = redact_data(body)
+        super().__init__(message, error_class=error_class, route=route, partial=partial)
+
+
 class WireErrors:
     """How one provider's failures become its own classified errors.
 
     The HTTP path calls these; a plugin calls :meth:`transient` for its own findings
     (a malformed event, a stream without its end marker). Subclass and override
-    :meth:`status` for a provider's error bodies (its codes, its hints); override
-    ``error`` (the exception class) to give the plugin's errors one base class.
+    :meth:`status` for a provider's error bodies (its codes, its hints). Two class
+    attributes name the plugin's exceptions: ``error`` for every failure, and
+    ``status_error`` (a :class:`StatusError` subclass, usually also one of ``error``)
+    for an error status; with no ``status_error``, a status is an ``error`` too.
 
     :param section: the plugin's settings table, named in messages about its timeouts.
     """
 
     error: type[ModelError] = ModelError
+    status_error: type[StatusError] | None = None
 
     def __init__(self, section: str) -> None:
         self.section = section
@@ -124,8 +157,18 @@ class WireErrors:
         headers: Mapping[str, str] | None = None,
         body: Any = None,
     ) -> ModelError:
-        """The plugin's exception (``status``, ``headers`` and ``body`` are for
-        subclasses that keep them; the base class ignores them)."""
+        """The plugin's exception: a ``status_error`` for a status answer (keeping
+        ``headers`` and ``body``), else an ``error``."""
+        if status is not None and self.status_error is not None:
+            return self.status_error(
+                message,
+                status=status,
+                error_class=error_class,
+                route=route,
+                headers=headers,
+                body=body,
+                partial=partial,
+            )
         return self.error(message, error_class=error_class, route=route, partial=partial)
 
     def status(

@@ -29,10 +29,10 @@ from modelplug.plugin import (
     error_message,
     error_type,
     redact,
-    redact_data,
     retry_after_from_headers,
     retry_after_of,
 )
+from modelplug.plugin import StatusError as KitStatusError
 
 if TYPE_CHECKING:
     from modelplug.types import Response, Route
@@ -54,26 +54,10 @@ class AnthropicError(ModelError):
     """Any failure of a Messages API call."""
 
 
-class StatusError(AnthropicError):
+class StatusError(KitStatusError, AnthropicError):
     """The API answered with an error status. ``request_id`` is Anthropic's
     ``request-id`` header (what its support asks for); ``headers`` and ``body`` are kept
     redacted: a proxy may echo the key it refused."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int,
-        error_class: ErrorClass,
-        route: Route | None,
-        headers: Mapping[str, str] | None = None,
-        body: Any = None,
-    ) -> None:
-        self.status_code = status
-        self.headers = redact_data({str(k).lower(): str(v) for k, v in (headers or {}).items()})
-        self.request_id: str | None = self.headers.get("request-id")
-        self.body = redact_data(body)
-        super().__init__(message, error_class=error_class, route=route)
 
 
 class StreamError(AnthropicError):
@@ -86,28 +70,7 @@ class AnthropicErrors(WireErrors):
     """How the kit's HTTP path makes this plugin's errors."""
 
     error = StreamError
-
-    def make(
-        self,
-        message: str,
-        error_class: ErrorClass,
-        route: Route,
-        *,
-        partial: Response | None = None,
-        status: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        body: Any = None,
-    ) -> AnthropicError:
-        if status is not None:
-            return StatusError(
-                message,
-                status=status,
-                error_class=error_class,
-                route=route,
-                headers=headers,
-                body=body,
-            )
-        return StreamError(message, error_class=error_class, route=route, partial=partial)
+    status_error = StatusError
 
     def status(
         self, status: int, headers: Mapping[str, str], body: bytes, route: Route

@@ -15,11 +15,11 @@ from typing import Any
 from modelplug.plugin import (
     ErrorClass,
     ModelError,
+    StatusError,
     WireErrors,
     error_body,
     error_message,
     error_type,
-    redact_data,
     retry_after_from_headers,
 )
 from modelplug.plugin import class_for_status as core_class_for_status
@@ -50,25 +50,8 @@ class OpenAICompatError(ModelError):
     """Any failure of an OpenAI-compatible call."""
 
 
-class HTTPStatusError(OpenAICompatError):
+class HTTPStatusError(StatusError, OpenAICompatError):
     """The server answered with an error status (or sent an error event mid-stream)."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int | None,
-        error_class: ErrorClass,
-        route: Route | None,
-        headers: Mapping[str, str] | None = None,
-        body: Any = None,
-        partial: Response | None = None,
-    ) -> None:
-        self.status_code = status
-        # Kept redacted: a server may echo the key it refused in a header or the body.
-        self.headers = redact_data({str(k): str(v) for k, v in (headers or {}).items()})
-        self.body = redact_data(body)
-        super().__init__(message, error_class=error_class, route=route, partial=partial)
 
 
 class UnreachableError(OpenAICompatError):
@@ -84,7 +67,8 @@ class CompatErrors(WireErrors):
     :class:`HTTPStatusError`, nothing listening an :class:`UnreachableError`, anything
     else a :class:`StreamBrokenError`."""
 
-    error = OpenAICompatError
+    error = StreamBrokenError
+    status_error = HTTPStatusError
 
     def make(
         self,
@@ -96,19 +80,12 @@ class CompatErrors(WireErrors):
         status: int | None = None,
         headers: Mapping[str, str] | None = None,
         body: Any = None,
-    ) -> OpenAICompatError:
-        if status is not None:
-            return HTTPStatusError(
-                message,
-                status=status,
-                error_class=error_class,
-                route=route,
-                headers=headers,
-                body=body,
-                partial=partial,
-            )
-        kind = UnreachableError if error_class.kind == "unreachable" else StreamBrokenError
-        return kind(message, error_class=error_class, route=route, partial=partial)
+    ) -> ModelError:
+        if status is None and error_class.kind == "unreachable":
+            return UnreachableError(message, error_class=error_class, route=route)
+        return super().make(
+            message, error_class, route, partial=partial, status=status, headers=headers, body=body
+        )
 
     def status(
         self, status: int, headers: Mapping[str, str], body: bytes, route: Route
