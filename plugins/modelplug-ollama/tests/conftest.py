@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from modelplug import Client
-from modelplug.testing import WireServer, load_recording
+from modelplug.testing import WireServer, calm_hypothesis, load_recording
 
 RECORDED = Path(__file__).parent / "recorded"
 PLUGIN = "modelplug-ollama"
@@ -113,3 +113,7 @@ def wire_server(_module_wire_server: WireServer) -> WireServer:
     server.requests.clear()
     server.stopping.clear()
     return server
+
+
+# No timing checks in property tests: a busy machine must not fail them by chance.
+calm_hypothesis()

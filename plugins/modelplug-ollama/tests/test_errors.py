@@ -37,6 +37,8 @@ def test_a_model_ollama_does_not_have_is_not_found_with_the_pull_command(ollama,
     assert error.error_class.kind == "not_found"
     assert "ollama pull llama3" in str(error)
     assert 'model "llama3" not found' in str(error)
+    # The answer is kept on the error, as the kit's StatusError keeps it.
+    assert (error.status_code, error.body) == (404, NOT_FOUND)
 
 
 def test_a_server_error_is_transient(ollama, wire):
@@ -82,6 +84,7 @@ def test_an_error_line_mid_stream_is_classified_and_keeps_the_text(ollama, wire)
     assert "an error was encountered while running the model" in str(error)
     assert error.partial is not None
     assert error.partial.text == " Yes.Ican"
+    assert error.status_code is None  # said on a line of a 200 stream
 
 
 def test_an_error_line_about_the_context_is_a_context_overflow(ollama, wire):

@@ -18,17 +18,17 @@ from modelplug.plugin import (
     ErrorClass,
     ModelError,
     Route,
+    StatusError,
     WireErrors,
     class_for_status,
     error_body,
     error_message,
     redact,
-    redact_data,
     retry_after_from_headers,
 )
 from modelplug.types import Response
 
-__all__ = ["ERRORS", "OllamaError", "OllamaErrors", "error_line", "not_done"]
+__all__ = ["ERRORS", "OllamaError", "OllamaErrors", "OllamaStatusError", "error_line", "not_done"]
 
 SECTION = "ollama"
 PULL_HINT = "Run `ollama pull {model}` to download it (`ollama list` shows the installed models)."
@@ -42,17 +42,11 @@ CONTEXT_HINT = (
 class OllamaError(ModelError):
     """Any failure of a call to Ollama."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        error_class: ErrorClass,
-        route: Route | None,
-        partial: Response | None = None,
-        body: Any = None,
-    ) -> None:
-        self.body = body
-        super().__init__(message, error_class=error_class, route=route, partial=partial)
+
+class OllamaStatusError(StatusError, OllamaError):
+    """Ollama answered with an error status, or said ``{"error": ...}`` where its stream
+    should be (``status_code`` 200) or on a line of it (``status_code`` None); ``body``
+    and ``headers`` are kept, redacted."""
 
 
 class OllamaErrors(WireErrors):
@@ -60,6 +54,7 @@ class OllamaErrors(WireErrors):
     the call asked for, named by a context overflow's hint (None: not known, a probe)."""
 
     error = OllamaError
+    status_error = OllamaStatusError
 
     def __init__(self, section: str, num_ctx: int | None = None) -> None:
         super().__init__(section)
@@ -68,22 +63,7 @@ class OllamaErrors(WireErrors):
     def for_call(self, num_ctx: int) -> OllamaErrors:
         return OllamaErrors(self.section, num_ctx)
 
-    def make(
-        self,
-        message: str,
-        error_class: ErrorClass,
-        route: Route,
-        *,
-        partial: Response | None = None,
-        status: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        body: Any = None,
-    ) -> OllamaError:
-        return OllamaError(
-            message, error_class=error_class, route=route, partial=partial, body=body
-        )
-
-    def unreachable(self, route: Route, *, base: str | None = None) -> OllamaError:
+    def unreachable(self, route: Route, *, base: str | None = None) -> ModelError:
         return self.make(
             f"Cannot reach Ollama at {base or route.endpoint.base_url}. "
             "Is it running (ollama serve)?",
@@ -93,7 +73,7 @@ class OllamaErrors(WireErrors):
 
     def status(
         self, status: int, headers: Mapping[str, str], body: bytes, route: Route
-    ) -> OllamaError:
+    ) -> ModelError:
         """An error status from Ollama (``{"error": "..."}``), or such a body answered
         with 200, whose words are then all there is (as on an error line)."""
         data = error_body(body)  # redacted: a proxy may echo the key it refused
@@ -153,7 +133,7 @@ def _classify(
 
 def error_line(
     error: Any, route: Route, partial: Response | None, num_ctx: int | None = None
-) -> OllamaError:
+) -> OllamaStatusError:
     """The error for an ``{"error": ...}`` line in the stream (the status was already
     200, so the words are all there is)."""
     message = redact(error_message({"error": error}))
@@ -161,5 +141,11 @@ def error_line(
     words = f"Ollama failed mid-stream: {message}"
     if hint:
         words += f". {hint}"
-    body = redact_data({"error": error})
-    return OllamaError(words, error_class=error_class, route=route, partial=partial, body=body)
+    return OllamaStatusError(
+        words,
+        status=None,
+        error_class=error_class,
+        route=route,
+        body={"error": error},
+        partial=partial,
+    )
