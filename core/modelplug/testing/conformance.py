@@ -83,7 +83,7 @@ Outside pytest's collection (a test of the suite itself), make an instance, call
 :meth:`ProviderConformance.bind` with a ``make_client``, a :class:`WireServer` and a key,
 and call a case method: it raises AssertionError when the plugin fails it.
 
-The cases never assert a duration: the timeouts set are short (0.3 s) and the stalls
+The cases never assert a duration: the timeouts set are short (0.5 s) and the stalls
 they end are long (60 s), and the server notices the client leaving, so no thread waits
 the stall out.
 """
@@ -126,7 +126,7 @@ PROVIDER = "conformance"
 PROMPT = "hi"
 #: The timeout a stall case sets, and the stall it ends (far longer, so that what ends
 #: the call can only be the timeout the error must name).
-TIMEOUT = 0.3
+TIMEOUT = 0.5
 STALL = 60.0
 #: How long a case waits for the server to see a connection closed (it sees it within
 #: milliseconds; this is only the bound for a plugin that never closes it).
