@@ -75,6 +75,12 @@ class _CliCommands(Protocol):
     ) -> list[None]: ...
 
 
+class _DescribeRoute(Protocol):
+    def __call__(
+        self, *, route: Route, client: Client
+    ) -> list[Awaitable[dict[str, Any]] | None]: ...
+
+
 class HookRelay(Protocol):
     """``client.hook``: one typed caller per hook spec."""
 
@@ -87,3 +93,4 @@ class HookRelay(Protocol):
     modelplug_providers: _Providers
     modelplug_probe: _Probe
     modelplug_cli_commands: _CliCommands
+    modelplug_describe_route: _DescribeRoute

@@ -36,6 +36,7 @@ __all__ = [
     "hookspec",
     "modelplug_classify_error",
     "modelplug_cli_commands",
+    "modelplug_describe_route",
     "modelplug_model_info",
     "modelplug_parse_text_tool_calls",
     "modelplug_price",
@@ -250,4 +251,26 @@ def modelplug_cli_commands(subparsers: argparse._SubParsersAction[Any], client: 
     :return: None.
 
     .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def modelplug_describe_route(route: Route, client: Client) -> Awaitable[dict[str, Any]] | None:
+    """Say what this plugin applies to a call on a route, as things stand now.
+
+    Called by ``modelplug resolve`` (its text and its ``--json``) once the route is
+    resolved, so a user sees what a policy would do with a call there: a fallback chain
+    and what in it is cooling down, the budgets and rate limits that count the call and
+    how much of each is used. Every implementation is called.
+
+    :param route: the resolved route.
+    :param client: the calling Client (its settings; the stores the policy reads).
+    :return: None when nothing of this plugin applies to the route; else an awaitable
+        (a policy's stores may be across the network) of one section,
+        ``{"section": "fallback", "lines": ["chain: a/m -> b/m", ...], ...}``:
+        ``section`` names it (its key in the JSON), ``lines`` are what the text output
+        prints under that name, every other key is the same facts as JSON data. A
+        plain ``def``, like :func:`modelplug_probe`; never a key or other secret.
+
+    .. versionadded:: 1.1
     """
