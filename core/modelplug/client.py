@@ -282,6 +282,12 @@ class Client:
 
     def resolve(self, spec: str | None = None) -> Route:
         """Turn a spec, alias or role into a Route (no key in it)."""
+        return self._resolve(spec, None)
+
+    def _resolve(self, spec: str | None, sources: dict[str, str] | None) -> Route:
+        """:meth:`resolve`, noting in ``sources`` (when given) who said the route's
+        context window and max output: the user's settings, the provider plugin or the
+        catalog plugin (for ``modelplug models``)."""
         asked = _checked_spec(self.choose_model(spec))
         concrete, role = self.expand(asked)
         concrete = _checked_spec(concrete)
@@ -314,13 +320,23 @@ class Client:
             )
         if route.provider in self.settings.providers:
             self._check_provider_table(route.provider)
-        catalog: ModelInfo | None = self.host.call_first(
+        catalog, cataloger = self.host.call_first(
             "modelplug_model_info", {"route": route, "settings": self.settings}
-        )[0]
+        )
         info = route.info if catalog is None else route.info.merged_over(catalog)
         override = self.settings.models.get(asked) or self.settings.model_settings(
             route.provider, route.model
         )
+        if sources is not None:
+            layers = [
+                (override, f"settings ({self.settings.source_of('models')})"),
+                (route.info, route.plugin or found[1] or "the provider plugin"),
+                (catalog, cataloger or "a catalog plugin"),
+            ]
+            for name in ("context_window", "max_output_tokens"):
+                said = next((who for has, who in layers if getattr(has, name, None)), None)
+                if said is not None:
+                    sources[name] = said
         if override is not None:
             user_info = ModelInfo(
                 **{f.name: getattr(override, f.name) for f in dataclasses.fields(override)}

@@ -1,0 +1,126 @@
+"""The ``modelplug`` command: the parser, the entry point and its one rule for exit codes.
+
+Exit codes: 0 ok; 1 the call failed (the model or provider answered with an error, or a
+plugin broke); 2 what was given is wrong (the command line, a settings file, the spec,
+the request, a missing key). Errors are one line, never a traceback.
+
+Each command group is its own module (``chat``, ``models``, ``plugins``, ``resolve``
+with ``price``, ``trust``); plugins add subcommands through the
+``modelplug_cli_commands`` hook.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from ..client import Client
+from ..errors import (
+    ConfigError,
+    MissingKeyError,
+    ModelplugError,
+    RequestError,
+    UnknownProviderError,
+)
+from ..redact import redact
+from ..settings import ModelplugWarning, load_settings
+from . import chat, models, plugins, resolve, trust
+from .trust import add_trusted_project
+
+__all__ = ["add_trusted_project", "build_parser", "exit_code", "main"]
+
+
+def build_parser(client: Client | None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="modelplug", description="A provider-neutral LLM client built on plugins."
+    )
+    parser.add_argument(
+        "-V", "--version", action="store_true", help="print core's and each plugin's version"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    chat.add_parser(sub)
+    models.add_parser(sub)
+    plugins.add_parser(sub)
+    resolve.add_parsers(sub)
+    trust.add_parser(sub)
+    if client is not None:
+        client.hook.modelplug_cli_commands(subparsers=sub, client=client)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] in (["--version"], ["-V"]):
+        return plugins.version()
+    warnings.showwarning = _show_warning
+    warnings.simplefilter("default", ModelplugWarning)
+    command = next((a for a in args_list if not a.startswith("-")), None)
+    if command == "trust":
+        # It is fixing exactly that: no "not trusted" warning while it does.
+        warnings.filterwarnings("ignore", message=".*is not trusted", category=ModelplugWarning)
+    try:
+        client = Client()
+    except ModelplugError as exc:
+        if command != "plugins":
+            print(f"modelplug: {exc}", file=sys.stderr)
+            return exit_code(exc)
+        # A broken settings file must not hide which plugins there are.
+        print(f"modelplug: {exc}", file=sys.stderr)
+        print("modelplug: listing plugins without the settings files", file=sys.stderr)
+        client = Client(settings=load_settings(user_path=Path(os.devnull), use_project=False))
+    parser = build_parser(client)
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        code: int = args.handler(args, client)
+        sys.stdout.flush()  # a closed pipe shows here, where it is handled
+        return code
+    except ModelplugError as exc:
+        print(f"modelplug: {exc}", file=sys.stderr)
+        return exit_code(exc)
+    except KeyboardInterrupt:
+        print("modelplug: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`modelplug plugins | head`): stop quietly, and keep the
+        # interpreter from failing again while it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    finally:
+        try:
+            client.close()
+        except RuntimeError:
+            pass
+
+
+def exit_code(error: ModelplugError) -> int:
+    """The CLI's one rule: 2 when what you gave is wrong (the command line, a settings
+    file, the spec, the request, a missing key) and you must change it; 1 when the call
+    itself failed (the model or provider answered with an error, or a plugin broke)."""
+    wrong_input = (ConfigError, RequestError, MissingKeyError, UnknownProviderError)
+    return 2 if isinstance(error, wrong_input) else 1
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """Every warning as one line, in modelplug's style, with no Python source line."""
+    text = redact(str(message)).replace("\n", " ")
+    if not text.startswith("modelplug: warning: "):
+        text = f"modelplug: warning: {text}"
+    print(text, file=file or sys.stderr)

@@ -1,0 +1,5 @@
+"""``python -m modelplug.cli``."""
+
+from . import main
+
+raise SystemExit(main())

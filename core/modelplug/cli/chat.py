@@ -1,0 +1,287 @@
+"""``modelplug chat``: one prompt, or an interactive chat when none is given.
+
+Every turn sends the whole conversation back (its messages, the system prompt) and adds
+the reply to it; the conversation is stored after each reply (see
+:mod:`modelplug.cli.conversations`) unless ``-n/--no-log``, so ``-c/--continue`` picks
+it up in a later run. The interactive chat reads stdin line by line, from a terminal
+or a pipe; ``exit``, ``quit`` or the end of input end it, and Ctrl-C during a reply
+stops that reply, not the chat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError, ModelplugError
+from .conversations import Conversation, Store
+from .output import DIM, RESET, usage_line, write
+from .request_options import HELP as OPTION_HELP
+from .request_options import parse_options
+
+if TYPE_CHECKING:
+    from ..client import Client
+    from ..types import Message, Response
+
+__all__ = ["add_parser", "run"]
+
+ENDS = ("exit", "quit")
+
+
+def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
+    chat = sub.add_parser(
+        "chat",
+        help="send a prompt and stream the reply; with no prompt, chat interactively",
+        description="Send a prompt and stream the reply. With no prompt, chat "
+        "interactively: one line is one turn; exit, quit or the end of input ends it, "
+        "Ctrl-C stops a reply. Conversations are kept (see -c and -n).",
+    )
+    chat.add_argument(
+        "prompt",
+        nargs="?",
+        default=None,
+        help="the prompt, - to read it from stdin, or nothing for an interactive chat",
+    )
+    chat.add_argument("-m", "--model", help="provider/model, an alias or a role")
+    chat.add_argument("-s", "--system", help="a system prompt")
+    chat.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="continue the last conversation (its model and system prompt unless -m or -s)",
+    )
+    chat.add_argument("-n", "--no-log", action="store_true", help="do not store this conversation")
+    chat.add_argument(
+        "-o", "--option", action="append", default=[], metavar="KEY=VALUE", help=OPTION_HELP
+    )
+    chat.add_argument("--max-tokens", type=int, default=None, help="the most tokens to answer")
+    chat.add_argument(
+        "--effort", choices=["low", "medium", "high", "xhigh", "max"], help="thinking effort"
+    )
+    chat.add_argument("--hide-thinking", action="store_true", help="do not show thinking")
+    chat.add_argument("--usage", action="store_true", help="print tokens and cost to stderr")
+    chat.add_argument(
+        "--schema", metavar="FILE", help="a JSON Schema file: print the validated JSON answer"
+    )
+    chat.add_argument(
+        "--retries", type=int, default=1, help="with --schema: re-ask this often (default 1)"
+    )
+    chat.set_defaults(handler=run)
+
+
+@dataclass
+class Turns:
+    """What every turn of one run shares."""
+
+    client: Client
+    args: argparse.Namespace
+    conversation: Conversation
+    fields: dict[str, Any]
+    store: Store | None
+
+
+def run(args: argparse.Namespace, client: Client) -> int:
+    fields = _fields(args)
+    prompt = args.prompt
+    if prompt == "-":
+        prompt = sys.stdin.read()
+    if args.schema:
+        if args.continue_ or prompt is None:
+            raise ConfigError("--schema answers one prompt: give it, without -c/--continue")
+        return _structured(args, client, prompt, fields)
+    store = Store(client.settings.data_dir())
+    if args.continue_:
+        conversation = store.last()
+        conversation.model = args.model or conversation.model
+        if args.system is not None:
+            conversation.system = args.system
+    else:
+        conversation = Conversation.new(args.model or client.choose_model(None), args.system)
+    turns = Turns(client, args, conversation, fields, None if args.no_log else store)
+    if prompt is not None:
+        _turn(turns, prompt)
+        return 0
+    return _interactive(turns)
+
+
+def _fields(args: argparse.Namespace) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    if args.max_tokens:
+        fields["max_tokens"] = args.max_tokens
+    if args.effort or args.hide_thinking:
+        fields["thinking"] = {"effort": args.effort, "hide": args.hide_thinking}
+    fields.update(parse_options(args.option))
+    return fields
+
+
+def _interactive(turns: Turns) -> int:
+    terminal = sys.stdin.isatty()
+    if terminal:
+        import readline  # noqa: F401  (line editing and history for input())
+
+        conversation = turns.conversation
+        route = turns.client.resolve(conversation.model)
+        again = (
+            f", continuing {len(conversation.messages)} messages" if turns.args.continue_ else ""
+        )
+        print(
+            f"Chatting with {route.name}{again}. Type exit or quit (or press Ctrl-D) to "
+            "end; Ctrl-C stops a reply.",
+            file=sys.stderr,
+        )
+    code = 0
+    while True:
+        try:
+            line = input("> ") if terminal else sys.stdin.readline()
+        except EOFError:
+            break
+        except KeyboardInterrupt:
+            print(file=sys.stderr)  # at the prompt: a new prompt, as a shell does
+            continue
+        if not line:  # the end of piped input
+            break
+        prompt = line.strip()
+        if prompt.lower() in ENDS:
+            break
+        if not prompt:
+            continue
+        try:
+            _turn(turns, prompt)
+            code = 0
+        except KeyboardInterrupt:
+            print("\nmodelplug: reply stopped", file=sys.stderr)
+        except ModelplugError as exc:
+            # One failed turn is not the end of the chat: the next line may try again.
+            from . import exit_code
+
+            print(f"modelplug: {exc}", file=sys.stderr)
+            code = exit_code(exc)
+    if terminal:
+        print(file=sys.stderr)
+    return code
+
+
+def _turn(turns: Turns, prompt: str) -> None:
+    """Send the conversation with ``prompt`` added, stream the reply, keep both."""
+    from ..types import Message, TextBlock
+
+    conversation = turns.conversation
+    asked = Message(role="user", content=[TextBlock(text=prompt)])
+    messages = [*conversation.messages, asked]
+    shown: list[str] = []
+    response: Response | None = None
+    try:
+        response = _stream(turns, messages, shown)
+    except KeyboardInterrupt:
+        if shown:  # what was shown of the reply stays in the conversation
+            _keep(turns, [asked, _partial(shown)])
+        raise
+    _keep(turns, [asked, response.message])
+
+
+def _partial(shown: list[str]) -> Message:
+    from ..types import Message, TextBlock
+
+    return Message(role="assistant", content=[TextBlock(text="".join(shown))])
+
+
+def _keep(turns: Turns, added: list[Message]) -> None:
+    conversation = turns.conversation
+    conversation.messages = [*conversation.messages, *added]
+    if turns.store is None:
+        return
+    try:
+        turns.store.save(conversation)
+    except OSError as exc:
+        # The reply was shown; losing the log is worth a line, not the exit code.
+        print(
+            f"modelplug: warning: could not store the conversation in {turns.store.root} "
+            f"({exc.strerror}); set MODELPLUG_DATA_DIR to a writable directory, or use -n",
+            file=sys.stderr,
+        )
+        turns.store = None
+
+
+def _stream(turns: Turns, messages: list[Message], shown: list[str]) -> Response:
+    # The event types (pydantic) are imported by the commands that call a model only.
+    from ..types import Done, Notice, TextDelta, ThinkingDelta, ToolCallStart
+
+    args, conversation = turns.args, turns.conversation
+    out, err = sys.stdout, sys.stderr
+    dim = err.isatty() and not os.environ.get("NO_COLOR")
+    thinking_open = False
+    response: Response | None = None
+    fields = dict(turns.fields)
+    if conversation.system:
+        fields["system"] = conversation.system
+    events = turns.client.stream(conversation.model, messages, **fields)
+    try:
+        for event in events:
+            if isinstance(event, TextDelta):
+                if thinking_open:
+                    write(err, "\n")
+                    thinking_open = False
+                shown.append(event.text)
+                write(out, event.text)
+            elif isinstance(event, ThinkingDelta):
+                if not args.hide_thinking:
+                    thinking_open = True
+                    write(err, f"{DIM}{event.text}{RESET}" if dim else event.text)
+            elif isinstance(event, ToolCallStart):
+                write(err, f"[tool call: {event.name}]\n")
+            elif isinstance(event, Notice):
+                write(err, f"modelplug: {event.message}\n")
+            elif isinstance(event, Done):
+                response = event.response
+    finally:
+        # Ctrl-C mid-reply: the call is closed here, now, not when the iterator is
+        # collected, so its connection is gone before the next prompt.
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
+        if shown and not "".join(shown).endswith("\n"):
+            write(out, "\n")
+    assert response is not None  # a stream ends with exactly one Done or raises
+    if args.usage:
+        print(usage_line(response.model or "", response.usage, response.cost), file=err)
+    return response
+
+
+def _structured(
+    args: argparse.Namespace, client: Client, prompt: str, fields: dict[str, Any]
+) -> int:
+    """``chat --schema``: the validated answer as JSON on stdout, notices on stderr."""
+    from ..types import Notice
+
+    path = Path(args.schema)
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"--schema {path}: cannot read it ({exc.strerror})") from None
+    except ValueError as exc:
+        raise ConfigError(f"--schema {path}: not JSON ({exc})") from None
+
+    def notice(event: Any) -> None:
+        if isinstance(event, Notice):
+            print(f"modelplug: {event.message}", file=sys.stderr)
+
+    if args.system:
+        fields["system"] = args.system
+    response = client.complete(
+        args.model,
+        prompt,
+        output_schema=schema,
+        output_retries=max(0, args.retries),
+        on_event=notice,
+        **fields,
+    )
+    print(json.dumps(response.parsed, indent=2, ensure_ascii=False))
+    if args.usage:
+        print(usage_line(response.model or "", response.usage, response.cost), file=sys.stderr)
+    return 0
