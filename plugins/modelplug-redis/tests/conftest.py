@@ -111,8 +111,11 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 
 @pytest.fixture
 def redis_config(redis_server: RedisServer) -> dict[str, object]:
-    """Settings that point the stores at the test server, with short timeouts."""
-    return {"redis": {"url": redis_server.url, "timeout": 0.2, "retry_interval": 0.0}}
+    """Settings that point the stores at the test server. The timeout is one only a hang
+    reaches: on a busy machine a slow answer would otherwise count as Redis down, and the
+    store would go on in this process's memory. A test that means Redis down kills it,
+    and a killed server refuses at once."""
+    return {"redis": {"url": redis_server.url, "timeout": 5.0, "retry_interval": 0.0}}
 
 
 # -- several worker processes against one loopback server -------------------------
@@ -302,9 +305,15 @@ def _run_workers(
         line = process.stdout.readline()
         assert line.strip() == "ready", line + (process.stderr.read() if process.stderr else "")
     start_at = math.ceil(time.time() + 0.2) + 0.02
+    # Every worker has the start time before any is waited for (communicate() waits for
+    # the end: handing it out there would start them one after another).
+    for process in started:
+        assert process.stdin is not None
+        process.stdin.write(f"{start_at}\n")
+        process.stdin.flush()
     out = []
     for process in started:
-        stdout, stderr = process.communicate(f"{start_at}\n", timeout=120)
+        stdout, stderr = process.communicate(timeout=120)
         assert process.returncode == 0, stderr
         out.append(json.loads(stdout.strip().splitlines()[-1]))
     return out

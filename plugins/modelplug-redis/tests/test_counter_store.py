@@ -15,7 +15,9 @@ from modelplug_redis import counter_store
 
 
 def store_on(redis_config: dict[str, Any]) -> Any:
-    client = Client(config=redis_config, enable=["modelplug-redis"])
+    # Fail closed: a store that went on in memory would test MemoryCounters instead.
+    config = {"redis": {**redis_config["redis"], "fail": "closed"}}
+    client = Client(config=config, enable=["modelplug-redis"])
     store = counter_store(client)
     assert store is not None
     return store

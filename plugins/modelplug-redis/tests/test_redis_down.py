@@ -1,7 +1,7 @@
 """Redis killed mid-run. fail = "open": calls go on, counted in this process's memory,
 each saying so in a Notice; fail = "closed": calls are refused before anything is sent,
-with an error that says why. Either way within a bounded time (the short timeouts:
-never a hang), and the next call after Redis is back reconnects."""
+with an error that says why. Either way without a hang (a killed server refuses at
+once), and the next call after Redis is back reconnects."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from modelplug.types import Notice
 from modelplug_redis import cooldown_store
 from modelplug_redis.connection import StoreUnavailableError
 
-BOUND = 10.0  # seconds: far above the 0.2 s timeouts, far below a hang
+BOUND = 60.0  # seconds: a hang guard (nothing here waits out a timeout)
 
 
 def client_for(make_client: Any, redis_config: dict[str, Any], fail: str, fake: Any) -> Any:

@@ -33,9 +33,7 @@ def config_for(server: Any, redis_config: dict[str, Any]) -> dict[str, Any]:
     return {
         "providers": {"lab": {"type": "openai-compatible", "base_url": server.url}},
         "limits": {"lab/m": {"rpm": LIMIT, "window": WINDOW}, "max_wait": 30},
-        # A generous timeout: four interpreters start at once on a busy machine, and
-        # a store that fails open would count in each process's memory instead.
-        "redis": {**redis_config["redis"], "timeout": 5.0},
+        "redis": redis_config["redis"],
     }
 
 
