@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from modelplug.testing import FakeModel, text
 from modelplug.types import Price, Usage
-from modelplug_limits import BudgetExceededError
+from modelplug_limits import BudgetExceededError, UnknownPriceError
 from modelplug_limits.money import from_nano
 
 # 10 USD per million input and output tokens: 1000 tokens cost 0.01.
@@ -87,9 +87,39 @@ def test_modelplug_stream_refuses_a_model_of_unknown_price_under_a_spend_budget(
     fake = FakeModel([text("never")])  # no price
     client = client_with(fake, limits_options=budget(spend="5"))
 
-    with pytest.raises(BudgetExceededError, match="unknown amount"):
+    with pytest.raises(UnknownPriceError) as caught:
         client.complete("fake/m", "hi")
+
     assert fake.requests == []
+    error = caught.value
+    assert isinstance(error, BudgetExceededError)  # what a caller already catches
+    assert error.budget == "daily" and error.measure == "spend" and error.spent is None
+    message = str(error)
+    # What is unknown, and both settings that decide.
+    assert message.startswith(
+        "budget 'daily' (5 USD per day) cannot count a call to fake/m: "
+        "the price of fake/m is unknown"
+    )
+    assert '[models."fake/m"] price = { input = ..., output = ... }' in message
+    assert '[limits] unknown_price = "tokens"' in message
+    assert "an unknown amount" not in message  # what was spent is known, not read
+    # Another model of known price may answer: a fallback, no cooldown.
+    assert error.error_class.fallback and error.error_class.retry_after == 0
+
+
+def test_modelplug_stream_names_the_currency_when_the_price_is_in_another(
+    client_with: Any,
+) -> None:
+    fake = FakeModel([text("never")], price=PRICE)  # USD
+    client = client_with(fake, limits_options=budget(spend="5", currency="EUR"))
+
+    with pytest.raises(UnknownPriceError) as caught:
+        client.complete("fake/m", "hi")
+
+    assert fake.requests == []
+    assert "fake/m is priced in USD, not EUR" in str(caught.value)
+    assert '[limits.budgets.daily] currency = "USD"' in str(caught.value)
+    assert '[limits] unknown_price = "tokens"' in str(caught.value)
 
 
 def test_modelplug_stream_counts_an_unknown_price_by_tokens_when_asked(

@@ -24,6 +24,7 @@ def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     config.write_text(CONFIG)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MODELPLUG_")}
     env["MODELPLUG_CONFIG"] = str(config)
+    env["MODELPLUG_DATA_DIR"] = str(tmp_path / "data")
     return subprocess.run(
         [sys.executable, "-m", "modelplug.cli", "limits", *args],
         capture_output=True,
@@ -42,6 +43,9 @@ def test_modelplug_cli_commands_limits_shows_budgets_and_windows(tmp_path: Path)
         done.stdout
     )
     assert "rate openai/gpt-4.1 (requests): 0 of 500 per 60 s" in done.stdout
+    # This machine's file, named, and who shares it.
+    where = tmp_path / "data" / "limits.sqlite3"
+    assert f"store: SqliteCounters ({where}, shared by this machine's processes)" in done.stdout
 
 
 def test_modelplug_cli_commands_limits_prints_json(tmp_path: Path) -> None:
@@ -50,3 +54,4 @@ def test_modelplug_cli_commands_limits_prints_json(tmp_path: Path) -> None:
     data = json.loads(done.stdout)
     budget = next(row for row in data["limits"] if row["kind"] == "budget")
     assert budget["remaining"] == "5 USD" and budget["limit"] == "5.00 USD"
+    assert data["store"] == "SqliteCounters"

@@ -5,15 +5,16 @@ innermost (``trylast``), so the fallback policy's retries and fallbacks, which r
 the stream through it, each reserve again. The policy lives in
 :mod:`modelplug_limits.policy`, imported on the first call.
 
-Public names (loaded on first use): :class:`LimitsPolicy`, :class:`BudgetExceededError`,
-:class:`CounterStore` (the store protocol modelplug-redis implements),
+Public names (loaded on first use): :class:`LimitsPolicy`, :class:`BudgetExceededError`
+and :class:`UnknownPriceError`, :class:`CounterStore` (the store protocol modelplug-redis
+implements), :class:`SqliteCounters` (the default: this machine's processes share it),
 :class:`MemoryCounters`, :class:`Charge`, :class:`Outcome`, :class:`Setting`.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import AsyncIterator, Generator
+from collections.abc import AsyncIterator, Awaitable, Generator
 from typing import TYPE_CHECKING, Any
 
 from modelplug.plugin import find_policies, hookimpl
@@ -24,8 +25,9 @@ if TYPE_CHECKING:
     from modelplug.plugin import Client
     from modelplug.types import Event, Request, Route
 
-    from .errors import BudgetExceededError
+    from .errors import BudgetExceededError, UnknownPriceError
     from .policy import LimitsPolicy
+    from .sqlite_store import SqliteCounters
     from .store import Charge, CounterStore, MemoryCounters, Outcome, Setting
 
 __version__ = "1.0.0"
@@ -37,7 +39,10 @@ __all__ = [
     "MemoryCounters",
     "Outcome",
     "Setting",
+    "SqliteCounters",
+    "UnknownPriceError",
     "modelplug_cli_commands",
+    "modelplug_describe_route",
     "modelplug_stream",
 ]
 
@@ -47,6 +52,8 @@ modelplug_policy = "limits"
 _WHERE = {
     "LimitsPolicy": "policy",
     "BudgetExceededError": "errors",
+    "UnknownPriceError": "errors",
+    "SqliteCounters": "sqlite_store",
     "CounterStore": "store",
     "MemoryCounters": "store",
     "Charge": "store",
@@ -94,3 +101,15 @@ def modelplug_cli_commands(subparsers: argparse._SubParsersAction[Any], client: 
         return show_limits(client, as_json=args.json)
 
     parser.set_defaults(handler=run)
+
+
+@hookimpl
+def modelplug_describe_route(route: Route, client: Client) -> Awaitable[dict[str, Any]] | None:
+    """For ``modelplug resolve``: the budgets and rate limits that count a call on
+    ``route``, what each has used now, the room its server reported, the store. A
+    program's own LimitsPolicy answers for itself; this default one then steps aside."""
+    from .policy import LimitsPolicy, default_policy
+
+    if any(isinstance(p, LimitsPolicy) for p in find_policies(client, modelplug_policy)):
+        return None
+    return default_policy().modelplug_describe_route(route, client)

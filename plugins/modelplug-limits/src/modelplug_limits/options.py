@@ -5,6 +5,8 @@
 max_wait = 30              # seconds a call may wait for room before it fails over
 unknown_price = "refuse"   # or "tokens": count only token budgets for such a model
 default_max_tokens = 4096  # the output a reservation assumes when a request sets none
+store = "auto"             # Redis when [redis] url is set, else this machine's SQLite
+                           # file; or "sqlite", "memory" (this process), "redis"
 
 [limits."openai/gpt-4.1"]  # a model; "openai" is every model of the provider, and
 rpm = 500                  # "key:OPENAI_API_KEY" every call made with that key
@@ -20,7 +22,9 @@ scope = "all"              # all, "role:NAME", "model:provider/model", project
 ```
 
 Only the user's own file (or explicit arguments) can raise a limit: what a project file
-says is taken only where it is stricter (a lower number, a new limit, "refuse").
+says is taken only where it is stricter (a lower number, a new limit, "refuse"). Nor can
+a project file choose the store: one that counted in memory would make a daily budget
+count per process again.
 """
 
 from __future__ import annotations
@@ -33,10 +37,12 @@ from typing import Any
 
 from modelplug.plugin import ConfigError, Settings, warn
 
+from .stores import STORES
+
 __all__ = ["PERIODS", "Budget", "LimitsOptions", "RateLimit", "load_options"]
 
 PERIODS = ("call", "hour", "day", "month", "total")
-GENERAL = ("max_wait", "unknown_price", "default_max_tokens", "budgets")
+GENERAL = ("max_wait", "unknown_price", "default_max_tokens", "store", "budgets")
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,7 @@ class LimitsOptions:
     max_wait: float = 30.0
     unknown_price: str = "refuse"
     default_max_tokens: int = 4096
+    store: str = "auto"
     rates: tuple[RateLimit, ...] = ()
     budgets: tuple[Budget, ...] = ()
 
@@ -97,7 +104,7 @@ def _parse(table: Mapping[str, Any]) -> LimitsOptions:
     )
     for name, value in table.items():
         if name not in GENERAL and not isinstance(value, dict):
-            warn(f"[limits] has unknown option {name}; known: {', '.join(GENERAL[:3])}")
+            warn(f"[limits] has unknown option {name}; known: {', '.join(GENERAL[:4])}")
     budgets_table = table.get("budgets", {})
     if not isinstance(budgets_table, dict):
         raise ConfigError("[limits] budgets: expected a table of named budgets")
@@ -105,10 +112,14 @@ def _parse(table: Mapping[str, Any]) -> LimitsOptions:
     unknown_price = table.get("unknown_price", "refuse")
     if unknown_price not in ("refuse", "tokens"):
         raise ConfigError("[limits] unknown_price: expected 'refuse' or 'tokens'")
+    store = table.get("store", "auto")
+    if store not in STORES:
+        raise ConfigError(f"[limits] store: expected one of {', '.join(STORES)}")
     return LimitsOptions(
         max_wait=_number(table, "max_wait", 30.0, "limits"),
         unknown_price=unknown_price,
         default_max_tokens=int(_number(table, "default_max_tokens", 4096, "limits", whole=True)),
+        store=store,
         rates=rates,
         budgets=budgets,
     )
@@ -236,12 +247,18 @@ def _stricter(trusted: LimitsOptions, merged: LimitsOptions) -> LimitsOptions:
                 _low(own.tokens, budget.tokens),
                 own.currency,
             )
+    if merged.store != trusted.store:
+        warn(
+            "[limits] store: a project file cannot choose where your budgets count; "
+            f"ignored (the store stays {trusted.store!r}; set it in your own settings file)"
+        )
     return LimitsOptions(
         max_wait=min(trusted.max_wait, merged.max_wait),
         unknown_price="refuse"
         if "refuse" in (trusted.unknown_price, merged.unknown_price)
         else "tokens",
         default_max_tokens=max(trusted.default_max_tokens, merged.default_max_tokens),
+        store=trusted.store,
         rates=tuple(rates.values()),
         budgets=tuple(budgets.values()),
     )

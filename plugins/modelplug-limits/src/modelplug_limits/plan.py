@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from modelplug.plugin import estimate_tokens
 from modelplug.types import Usage
 
-from .errors import BudgetExceededError
+from .errors import BudgetExceededError, UnknownPriceError
 from .money import from_nano, to_nano
 from .options import Budget, LimitsOptions
 from .store import Charge
@@ -29,6 +29,13 @@ __all__ = ["Plan", "period_window", "plan_attempt"]
 TOTAL_TTL = 400 * 86400.0  # a total budget's counter outlives a year of silence
 WINDOW_GRACE = 1.0  # seconds a rate window's counter outlives the window
 PERIOD_GRACE = 60.0  # the same for a budget period
+PERIOD_WORDS = {
+    "call": "per call",
+    "hour": "per hour",
+    "day": "per day",
+    "month": "per month",
+    "total": "in total",
+}
 
 
 @dataclass
@@ -166,15 +173,13 @@ def _budget_charges(
     if plan.spend is None or currency != budget.currency:
         if options.unknown_price == "tokens":
             return  # counted by its token budgets only, never as zero spend
-        raise BudgetExceededError(
+        raise UnknownPriceError(
             budget=budget.name,
-            measure="spend",
-            spent="an unknown amount",
             limit=f"{budget.spend} {budget.currency}",
-            needs=f"an unknown amount (no {budget.currency} price for {plan.route.name})",
+            period=PERIOD_WORDS[budget.period],
+            currency=budget.currency,
+            priced_in=currency,
             resets=resets,
-            retry_after=None,
-            own_model=budget.scope.startswith("model:"),
             route=plan.route,
         )
     _one_budget_charge(

@@ -14,9 +14,9 @@ import math
 import time
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import Offer, Splice, find_policies, hookimpl
+from modelplug.plugin import Offer, Splice, hookimpl
 from modelplug.types import Done, Notice, Response
 
 from .errors import rate_limited
@@ -24,7 +24,8 @@ from .headers import room_from_headers
 from .money import to_nano
 from .options import LimitsOptions, load_options
 from .plan import Plan, budget_error, plan_attempt
-from .store import SHARED, Charge, CounterStore, Outcome, Setting
+from .store import Charge, CounterStore, Outcome, Setting
+from .stores import choose_store, store_for
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client, Route, Settings
@@ -33,21 +34,9 @@ if TYPE_CHECKING:
 __all__ = ["POLICY_KIND", "LimitsPolicy", "default_policy", "store_for"]
 
 POLICY_KIND = "limits"
-STORES_KIND = "stores"  # a plugin (modelplug-redis) that offers shared stores
 
 HookWrapper = Generator[None, "AsyncIterator[Event] | None", "AsyncIterator[Event] | None"]
 Sleep = Callable[[float], Awaitable[Any]]
-
-
-def store_for(client: Client) -> CounterStore | None:
-    """The shared counter store a stores plugin offers for ``client`` (None: none is
-    configured, use memory)."""
-    for plugin in find_policies(client, STORES_KIND):
-        make = getattr(plugin, "counter_store", None)
-        store = make(client) if make is not None else None
-        if store is not None:
-            return cast("CounterStore", store)
-    return None
 
 
 class LimitsPolicy:
@@ -55,7 +44,9 @@ class LimitsPolicy:
 
     :param options: ``[limits]`` settings that win over the settings files (the same
         keys; they may raise what a project file may only lower).
-    :param store: the counters (default: a stores plugin's, else this process's).
+    :param store: the counters (default: what ``[limits] store`` chooses: a stores
+        plugin's when Redis is set, else this machine's SQLite file; see
+        :mod:`modelplug_limits.stores`).
     :param clock: wall-clock seconds, for windows and budget periods.
     :param sleep: how to wait for room (tests pass one that only records).
     """
@@ -83,6 +74,15 @@ class LimitsPolicy:
     def modelplug_stream(self, route: Route, request: Request, client: Client) -> HookWrapper:
         return (yield from self.wrapper(route, request, client))
 
+    @hookimpl
+    def modelplug_describe_route(
+        self, route: Route, client: Client
+    ) -> Awaitable[dict[str, Any]] | None:
+        """For ``modelplug resolve``: what counts a call on ``route`` now, the store."""
+        from .cli import describe_route
+
+        return describe_route(self, route, client)
+
     def wrapper(self, route: Route, request: Request, client: Client) -> HookWrapper:
         """The body of a ``wrapper=True`` hook: nothing is reserved until the stream is
         read, and an error opening it passes through untouched."""
@@ -98,7 +98,7 @@ class LimitsPolicy:
         if cached is not None and cached[0] is client.settings:
             return cached[1], cached[2]
         options = load_options(client.settings, self.overrides)
-        store = self.store or store_for(client) or SHARED
+        store = self.store or choose_store(client, options.store)
         self._per_client[client] = (client.settings, options, store)
         return options, store
 
@@ -259,8 +259,8 @@ _DEFAULT: LimitsPolicy | None = None
 
 
 def default_policy() -> LimitsPolicy:
-    """The policy the entry point's hook uses: ``[limits]`` settings, the stores plugin's
-    store or this process's memory, real time."""
+    """The policy the entry point's hook uses: ``[limits]`` settings, the store they
+    choose, real time."""
     global _DEFAULT
     if _DEFAULT is None:
         _DEFAULT = LimitsPolicy()
