@@ -1,6 +1,7 @@
 """Cooldowns: a model that just failed is skipped silently by later calls (60 s after a
 rate limit or server error, 600 s otherwise), the last candidate is always tried, and
-every client in the process shares one table."""
+every client shares one table (by default this machine's file, so other processes do
+too: see test_processes_share_cooldowns.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from modelplug.plugin import ModelError
 from modelplug.testing import FakeModel, text
 from modelplug.types import Notice
 from modelplug_fallback.cooldowns import SHARED, CooldownStore, MemoryCooldowns
-from modelplug_fallback.policy import FallbackPolicy
+from modelplug_fallback.policy import FallbackPolicy, choose_store
 
 CHAIN = {"fallbacks": {"a/m": ["b/m"]}}
 NO_RETRIES = {"retries": 0}
@@ -169,13 +170,14 @@ def test_modelplug_stream_uses_any_store_with_the_small_interface(
 
     assert recording.marks == [("a/m", 60.0)]
     assert SHARED.remaining("a/m") == 0
+    assert choose_store(client, "auto").remaining_now("a/m") == 0  # type: ignore[union-attr]
 
 
 def test_modelplug_stream_concurrent_streams_share_one_cooldown_table(
     make_client: Any, kit: Any
 ) -> None:
     # Two clients, as two subagents would have, loading the plugin by its entry point:
-    # the default policy's table is process-wide.
+    # the default policy's table is this machine's file, one store in the process.
     config = {**CHAIN, "fallback": {"retries": 0}}
     fakes = [kit.two_models([kit.rate_limited()], [text("b")]) for _ in range(2)]
     for _, second in fakes:
@@ -194,7 +196,10 @@ def test_modelplug_stream_concurrent_streams_share_one_cooldown_table(
     assert [r.model for r in responses] == ["b/m", "b/m"]
     assert len(fakes[0][0].requests) == 1
     assert fakes[1][0].requests == []  # skipped: the first client's failure cooled it
-    assert SHARED.remaining("a/m") > 59
+    default = choose_store(clients[0], "auto")
+    assert default is choose_store(clients[1], "auto")
+    assert default.remaining_now("a/m") > 59  # type: ignore[union-attr]
+    assert SHARED.remaining("a/m") == 0  # not this process's memory
 
 
 def test_modelplug_stream_many_concurrent_calls_on_one_client(

@@ -6,13 +6,14 @@ policy itself lives in :mod:`modelplug_fallback.policy`, imported on the first c
 Public names (loaded on first use): :class:`FallbackPolicy`, :class:`CooldownStore` and
 :class:`AsyncCooldownStore` (the protocols a shared cooldown table implements, as
 modelplug-redis does),
-:class:`MemoryCooldowns` and :data:`SHARED` (the process-wide table).
+:class:`SqliteCooldowns` (the default: this machine's processes share it),
+:class:`MemoryCooldowns` and :data:`SHARED` (this process's table).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import AsyncIterator, Generator
+from collections.abc import AsyncIterator, Awaitable, Generator
 from typing import TYPE_CHECKING, Any
 
 from modelplug.plugin import find_policies, hookimpl
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
     from .cooldowns import SHARED, AsyncCooldownStore, CooldownStore, MemoryCooldowns
     from .policy import FallbackPolicy
+    from .sqlite_cooldowns import SqliteCooldowns
 
 __version__ = "1.0.0"
 __all__ = [
@@ -31,6 +33,8 @@ __all__ = [
     "CooldownStore",
     "FallbackPolicy",
     "MemoryCooldowns",
+    "SqliteCooldowns",
+    "modelplug_describe_route",
     "modelplug_stream",
 ]
 
@@ -43,6 +47,7 @@ _WHERE = {
     "CooldownStore": "cooldowns",
     "MemoryCooldowns": "cooldowns",
     "SHARED": "cooldowns",
+    "SqliteCooldowns": "sqlite_cooldowns",
 }
 
 
@@ -71,3 +76,15 @@ def modelplug_stream(
     if any(isinstance(p, FallbackPolicy) for p in find_policies(client, modelplug_policy)):
         return (yield)
     return (yield from default_policy().wrapper(route, request, client))
+
+
+@hookimpl
+def modelplug_describe_route(route: Route, client: Client) -> Awaitable[dict[str, Any]] | None:
+    """For ``modelplug resolve``: the fallback chain a call on ``route`` would walk, what
+    in it is cooling down now, the retries, and where the cooldowns live. A program's
+    own FallbackPolicy answers for itself; this default one then steps aside."""
+    from .policy import FallbackPolicy, default_policy
+
+    if any(isinstance(p, FallbackPolicy) for p in find_policies(client, modelplug_policy)):
+        return None
+    return default_policy().modelplug_describe_route(route, client)

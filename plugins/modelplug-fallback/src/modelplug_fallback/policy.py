@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import random as _random
+import threading
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from modelplug.plugin import Offer, find_policies, hookimpl
+from modelplug.plugin import ConfigError, Offer, find_policies, hookimpl
 from modelplug.types import Event, Request, Route
 
 from .attempts import NEVER_RETRY, UNBUILDABLE, Attempts
@@ -26,13 +28,19 @@ from .options import FallbackOptions, load_options
 if TYPE_CHECKING:
     from modelplug.plugin import Client, Settings
 
-__all__ = ["POLICY_KIND", "FallbackPolicy", "default_policy", "policies_on"]
+    from .sqlite_cooldowns import SqliteCooldowns
+
+__all__ = ["POLICY_KIND", "FallbackPolicy", "choose_store", "default_policy", "policies_on"]
 
 POLICY_KIND = "fallback"
 """What :func:`modelplug.plugin.find_policies` finds this plugin's policies by."""
 
 STORES_KIND = "stores"
 """What a plugin offering shared stores (modelplug-redis) is found by."""
+
+FILE_NAME = "cooldowns.sqlite3"  # in the data directory (sqlite_cooldowns.FILE_NAME)
+_FILES: dict[Path, SqliteCooldowns] = {}
+_FILES_LOCK = threading.Lock()
 
 HookWrapper = Generator[None, "AsyncIterator[Event] | None", "AsyncIterator[Event] | None"]
 Sleep = Callable[[float], Awaitable[Any]]
@@ -43,8 +51,9 @@ class FallbackPolicy:
 
     :param options: ``[fallback]`` settings that win over the settings files
         (``retries``, ``budget``, ``cooldown_rate_limit``...).
-    :param store: the cooldown table (default: a stores plugin's, such as
-        modelplug-redis when it is configured, else the process-wide one).
+    :param store: the cooldown table (default: what ``[fallback] store`` chooses: a
+        stores plugin's, such as modelplug-redis when it is configured, else this
+        machine's SQLite file).
     :param clock: a monotonic clock in seconds, for the retry budget.
     :param sleep: how to wait (``asyncio.sleep``; tests pass one that only records).
     :param random: a source of floats in [0, 1) for the jitter.
@@ -77,6 +86,15 @@ class FallbackPolicy:
     @hookimpl(wrapper=True, tryfirst=True)
     def modelplug_stream(self, route: Route, request: Request, client: Client) -> HookWrapper:
         return (yield from self.wrapper(route, request, client))
+
+    @hookimpl
+    def modelplug_describe_route(
+        self, route: Route, client: Client
+    ) -> Awaitable[dict[str, Any]] | None:
+        """For ``modelplug resolve``: the chain, its cooldowns, the retries, the store."""
+        from .describe import describe_route
+
+        return describe_route(self, route, client)
 
     def wrapper(self, route: Route, request: Request, client: Client) -> HookWrapper:
         """The body of a ``wrapper=True`` hook: take the provider's stream, wrap it.
@@ -120,14 +138,14 @@ class FallbackPolicy:
         return options
 
     def store_for(self, client: Client) -> AnyCooldownStore:
-        """The cooldown table on ``client``: the one this policy was given, else the
-        one a stores plugin offers (``modelplug_policy = "stores"`` with a
-        ``cooldown_store(client)`` function), else the process-wide :data:`SHARED`."""
+        """The cooldown table on ``client``: the one this policy was given, else what
+        ``[fallback] store`` chooses (by default: the one a stores plugin offers, such
+        as modelplug-redis with ``[redis] url``, else this machine's SQLite file)."""
         if self.store is not None:
             return self.store
         found = self._store_by_client.get(client)
         if found is None:
-            found = shared_store(client) or SHARED
+            found = choose_store(client, self.options_for(client).store)
             self._store_by_client[client] = found
         return found
 
@@ -150,12 +168,40 @@ _DEFAULT: FallbackPolicy | None = None
 
 
 def default_policy() -> FallbackPolicy:
-    """The policy the entry point's hook uses: settings from ``[fallback]``, the shared
-    cooldown table, real time."""
+    """The policy the entry point's hook uses: settings from ``[fallback]``, the
+    cooldown table they choose, real time."""
     global _DEFAULT
     if _DEFAULT is None:
         _DEFAULT = FallbackPolicy()
     return _DEFAULT
+
+
+def choose_store(client: Client, choice: str) -> AnyCooldownStore:
+    """The store ``[fallback] store = choice`` names for ``client``."""
+    if choice == "memory":
+        return SHARED
+    if choice in ("auto", "redis"):
+        offered = shared_store(client)
+        if offered is not None:
+            return offered
+        if choice == "redis":
+            raise ConfigError(
+                '[fallback] store = "redis": no Redis is set. Set [redis] url in your own '
+                "settings file (or MODELPLUG_REDIS_URL) with modelplug-redis installed, or "
+                'choose store = "sqlite" (this machine) or "memory" (this process)'
+            )
+    return sqlite_cooldowns(client.settings.data_dir() / FILE_NAME)
+
+
+def sqlite_cooldowns(path: Path) -> SqliteCooldowns:
+    """The process's one store for the file at ``path``."""
+    from .sqlite_cooldowns import SqliteCooldowns
+
+    with _FILES_LOCK:
+        found = _FILES.get(path)
+        if found is None:
+            found = _FILES[path] = SqliteCooldowns(path)
+        return found
 
 
 def shared_store(client: Client) -> AnyCooldownStore | None:
