@@ -1,7 +1,9 @@
 """A cooldown set in one process skips the model in another: the first worker's call
 meets a 429 on lab/m and falls back to good/m; the second worker, in its own process,
-skips lab/m (cooling, in Redis) and goes straight to good/m. Without Redis each process
-has its own table, and the second worker asks lab/m again."""
+skips lab/m (cooling, in Redis) and goes straight to good/m. With a table of its own in
+each process (``[fallback] store = "memory"``; without Redis the default is this
+machine's SQLite file, which modelplug-fallback's tests cover) the second worker asks
+lab/m again."""
 
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ def config_for(bad: Any, good: Any, redis: dict[str, Any] | None) -> dict[str, A
     }
     if redis is not None:
         config["redis"] = {**redis["redis"], "timeout": 5.0}
+    else:
+        config["fallback"]["store"] = "memory"
     return config
 
 
