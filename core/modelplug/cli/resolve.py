@@ -51,6 +51,18 @@ def _alternatives(client: Client, route: Route) -> list[dict[str, str]]:
     ]
 
 
+def _policies(client: Client, route: Route) -> dict[str, dict[str, Any]]:
+    """What each plugin applies to a call on ``route`` now (``modelplug_describe_route``:
+    a fallback chain and its cooldowns, the limits and budgets that count it), by name."""
+    waiting = client.hook.modelplug_describe_route(route=route, client=client)
+
+    async def sections() -> list[dict[str, Any]]:
+        return [await each for each in waiting if each is not None]
+
+    found = client._run_sync(sections())
+    return {s["section"]: s for s in sorted(found, key=lambda s: str(s["section"]))}
+
+
 def resolve(args: argparse.Namespace, client: Client) -> int:
     route = client.resolve(args.spec)
     probed = None
@@ -60,6 +72,11 @@ def resolve(args: argparse.Namespace, client: Client) -> int:
     data["alternatives"] = _alternatives(client, route)
     if args.probe:
         data["probe"] = probed.public_dict() if probed is not None else None
+    policies = _policies(client, route)
+    data["policies"] = {
+        name: {k: v for k, v in section.items() if k not in ("section", "lines")}
+        for name, section in policies.items()
+    }
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
@@ -101,6 +118,10 @@ def resolve(args: argparse.Namespace, client: Client) -> int:
             print()
             for note in probed.notes:  # what the server said beyond the fields above
                 print(f"  probe: {note}")
+    for name, section in policies.items():
+        print(f"  {name}:")
+        for line in section["lines"]:
+            print(f"    {line}")
     return 0
 
 
