@@ -230,6 +230,26 @@ class WireErrors:
             partial=partial,
         )
 
+    def in_stream(self, route: Route, error: Any, *, partial: Response | None = None) -> ModelError:
+        """An error the provider reported inside its stream, after a 200 (an ``error``
+        event, a final event that says the call failed). ``error`` is the event's parsed
+        body; it is classified by its message and type like a status answer's, and is
+        transient when they say nothing conclusive (the server failed mid-answer)."""
+        from .redact import redact_data
+
+        data = redact_data(error)
+        message = error_message(data)
+        found = class_for_status(None, error_type=error_type(data), text=message)
+        if found is None:
+            found = ErrorClass(
+                kind="transient",
+                retryable=True,
+                fallback=True,
+                reason="the server reported an error mid-stream",
+            )
+        text = f"{route.provider} reported an error mid-stream: {message}"
+        return self.make(text, found, route, partial=partial, body=data)
+
     def not_a_stream(self, route: Route, what: str, *, base: str | None = None) -> ModelError:
         """A 200 whose body is not the provider's stream (a login portal, a proxy's
         page): asking again gets the same page, so it is not retried. ``base`` as for
@@ -454,6 +474,7 @@ class Answer:
     __slots__ = (
         "_body",
         "_chunks",
+        "_drained",
         "_ended",
         "_errors",
         "_headers",
@@ -501,6 +522,7 @@ class Answer:
         self.whole: bytes | None = None
         self._chunks: AsyncIterator[bytes] | None = None
         self._ended = False
+        self._drained = False
         self._sniff = True
 
     @property
@@ -626,7 +648,11 @@ class Answer:
                     status, response.headers, raw[:ERROR_BODY_LIMIT], self.route
                 )
             if not self._whole:
-                raise self.errors.not_a_stream(self.route, "a single JSON document", base=self.base)
+                # Where only a stream is right, a JSON document is the server's way of
+                # refusing (whatever its shape: {"message": ...} too): quoted, classified.
+                raise self.errors.status(
+                    status, response.headers, raw[:ERROR_BODY_LIMIT], self.route
+                )
             self.whole = raw
 
     async def _error_bytes(self) -> bytes:
@@ -691,6 +717,13 @@ class Answer:
 
     # -- closing ------------------------------------------------------------------------
 
+    async def finish(self) -> None:
+        """Call when your reader meets its end marker: what is left of the answer (the
+        chunked end, a trailing ``[DONE]``) is read now, so the connection goes back to
+        the pool even when the caller stops reading at your Done."""
+        if not self._ended:
+            await self._drain()
+
     async def __aexit__(
         self,
         kind: type[BaseException] | None,
@@ -713,6 +746,9 @@ class Answer:
         connection goes back to the pool; give up (and close it) past small bounds."""
         import httpx2
 
+        if self._drained:
+            return  # once: a second try would only wait out the same bound again
+        self._drained = True
         if self._chunks is None:
             self._chunks = self.response.aiter_bytes()
         left = DRAIN_BYTES
