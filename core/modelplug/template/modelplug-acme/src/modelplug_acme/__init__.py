@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
 from modelplug.plugin import (
@@ -31,7 +31,6 @@ from modelplug.types import (
     TextBlock,
     TextDelta,
     ToolCallStart,
-    ToolResultBlock,
     ToolUseBlock,
     Usage,
 )
@@ -80,9 +79,8 @@ def turn(message: Message) -> list[dict[str, Any]]:
         items.append({"role": message.role, "content": message.text})
     for call in message.tool_calls:
         items.append({"role": "tool_call", "id": call.id, "name": call.name, "input": call.input})
-    for result in message.content:
-        if isinstance(result, ToolResultBlock):
-            items.append({"role": "tool_result", "id": result.tool_use_id, "content": result.text})
+    for result in message.tool_results:
+        items.append({"role": "tool_result", "id": result.tool_use_id, "content": result.text})
     return items
 
 
@@ -95,8 +93,23 @@ class Reader:
         self.calls: list[ToolUseBlock] = []
         self.usage: Usage | None = None  # set by the done event: the end marker
 
-    def read(self, name: str, data: str) -> Event | None:
-        event = json.loads(data)
+    def feed(self, events: Iterable[tuple[str, str]]) -> Iterator[Event]:
+        for name, data in events:
+            try:
+                event = self.read(name, json.loads(data))
+            except (ValueError, LookupError, TypeError, AttributeError):
+                raise HTTP.errors.transient(
+                    self.route,
+                    f"acme sent an event it cannot read: {data[:80]!r}",
+                    reason="malformed stream event",
+                    partial=self.partial(),
+                ) from None
+            if event is not None:
+                yield event
+
+    def read(self, name: str, event: Any) -> Event | None:
+        if self.usage is not None:
+            return None  # after the end marker nothing counts
         if name == "delta":
             self.text.append(event["text"])
             return TextDelta(text=event["text"])
@@ -106,6 +119,8 @@ class Reader:
             return ToolCallStart(id=call.id, name=call.name, index=len(self.calls) - 1)
         if name == "done":
             self.usage = Usage(input=event["usage"]["input"], output=event["usage"]["output"])
+        if name == "error":
+            raise HTTP.errors.in_stream(self.route, event, partial=self.partial())
         return None
 
     def partial(self, stop: StopReason = "other") -> Response:
@@ -125,23 +140,16 @@ async def stream(
     auth = {"authorization": f"Bearer {key}"} if key else None  # a local server takes none
     headers = provider_headers(route, client.settings, auth=auth)
     framer = SSEFramer()
+    payload = body(route, request)
     async with HTTP.stream(
-        client, route, url, body=body(route, request), headers=headers
+        client, route, url, body=payload, headers=headers, whole=False
     ) as answer:
         answer.partial = reader.partial
         async for chunk in answer:
-            for name, data in framer.feed(chunk):
-                try:
-                    event = reader.read(name, data)
-                except (ValueError, KeyError, TypeError):
-                    raise HTTP.errors.transient(
-                        route,
-                        f"acme sent an event it cannot read: {data[:80]!r}",
-                        reason="malformed stream event",
-                        partial=reader.partial(),
-                    ) from None
-                if event is not None:
-                    yield event
+            for event in reader.feed(framer.feed(chunk)):
+                yield event
+        for event in reader.feed(framer.close()):  # a last event without its blank line
+            yield event
     if reader.usage is None:
         raise HTTP.errors.transient(
             route, "the stream ended before its done event", reason="cut", partial=reader.partial()
