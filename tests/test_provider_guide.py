@@ -81,6 +81,16 @@ def test_new_plugin_refuses_a_name_that_is_not_one_and_says_what_is(tmp_path, na
         create(name, tmp_path)
 
 
+def test_the_new_plugin_command_writes_it_and_says_what_to_run(tmp_path, capsys):
+    from modelplug.cli import main
+
+    assert main(["new-plugin", "my-api", str(tmp_path)]) == 0
+    assert (tmp_path / "modelplug-my-api" / "src" / "modelplug_my_api" / "__init__.py").exists()
+    assert "pip install -e '.[test]' && pytest" in capsys.readouterr().out
+    assert main(["new-plugin", "My_API", str(tmp_path)]) == 2
+    assert "lowercase letters" in capsys.readouterr().err
+
+
 def test_new_plugin_never_writes_over_a_directory(tmp_path):
     create("acme", tmp_path)
     with pytest.raises(ValueError, match="already exists"):

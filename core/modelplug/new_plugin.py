@@ -64,25 +64,3 @@ def _renamed(text: str, name: str) -> str:
     ):
         text = text.replace(old, new)
     return text
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m modelplug.new_plugin NAME [DIRECTORY]``."""
-    import argparse
-
-    parser = argparse.ArgumentParser(
-        prog="modelplug new-plugin", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("name", help="the provider type, e.g. acme or my-api")
-    parser.add_argument("directory", nargs="?", default=".", help="where to write it")
-    args = parser.parse_args(argv)
-    try:
-        target = create(args.name, Path(args.directory))
-    except ValueError as exc:
-        parser.exit(2, f"modelplug new-plugin: {exc}\n")
-    print(f"wrote {target}: cd {target} && pip install -e '.[test]' && pytest")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
