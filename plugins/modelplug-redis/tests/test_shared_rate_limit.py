@@ -11,8 +11,8 @@ measures the scheduler, not the limiter. The server here says only what it was s
 (every call once, a 429 for each beyond its limit, matching the calls' results).
 
 Without the limiter, the same burst reaches a server that counts in minute-long
-windows: however slowly the processes run, 100 calls in at most two windows put at
-least 2R in one.
+windows: unless the burst takes over a minute, its 100 calls fall in one or two of them,
+so one holds at least 2R.
 """
 
 from __future__ import annotations
