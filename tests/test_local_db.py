@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from modelplug.plugin import LocalDB
+from modelplug.plugin.policy import LocalDB
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS n (k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
 
@@ -166,3 +166,37 @@ def test_a_lock_held_past_busy_timeout_is_an_error_naming_the_lock(tmp_path: Pat
         holder.communicate("\n", timeout=30)
 
     assert value(db, "a") == 1
+
+
+def test_a_write_waits_for_another_thread_s_transaction_without_holding_the_loop(
+    tmp_path: Path,
+) -> None:
+    db = LocalDB(tmp_path / "x.sqlite3", SCHEMA)
+    inside, leave = threading.Event(), threading.Event()
+
+    def slow(c: sqlite3.Connection) -> None:
+        add("thread", 1)(c)
+        inside.set()
+        leave.wait(timeout=30)  # holds the transaction until the loop has gone on
+
+    thread = threading.Thread(target=db.write_now, args=(slow,))
+    thread.start()
+    assert inside.wait(timeout=30)
+    ticks: list[bool] = []
+
+    async def main() -> None:
+        writing = asyncio.ensure_future(db.write(add("loop", 1)))
+        while len(ticks) < 5:
+            ticks.append(writing.done())
+            await asyncio.sleep(0.001)
+        leave.set()
+        await writing
+
+    try:
+        asyncio.run(main())
+    finally:
+        leave.set()
+        thread.join(timeout=30)
+
+    assert ticks == [False] * 5
+    assert value(db, "thread") == 1 and value(db, "loop") == 1

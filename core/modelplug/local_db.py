@@ -10,12 +10,15 @@ cooldowns).
 - **One write at a time, atomically.** :meth:`LocalDB.write` runs its work in one
   ``BEGIN IMMEDIATE`` transaction: the file's write lock is taken before the work reads
   what it will change, so two processes never both take the last room.
-- **Never stalls an event loop.** A transaction takes tens of microseconds, so it runs on
-  the calling thread (a hop to a worker thread costs more than the work). Only waiting
-  for another process's lock could take long: SQLite is asked not to wait itself, and
-  :meth:`LocalDB.write` waits with ``asyncio.sleep`` between tries (:meth:`write_now`,
-  for synchronous callers, with ``time.sleep``), up to ``busy_timeout`` seconds.
-- **Fork-safe.** A process that inherited the connection through ``fork`` opens its own.
+- **Never stalls an event loop.** A transaction takes tens of microseconds, so
+  :meth:`LocalDB.write` runs it on the loop's own thread (a hop to a worker thread costs
+  more than the work). Only waiting could take long, so SQLite is told never to wait
+  itself (its own wait sleeps 1, 2, 5, 10... ms on the caller's thread): when another
+  process or thread is writing, ``write`` tries again after ``asyncio.sleep`` (0.2 ms,
+  doubling to 4 ms) until ``busy_timeout``, and the loop goes on meanwhile. The writers
+  of one loop take turns, first come first served, so one of them at a time asks the
+  file. Reads have a connection of their own and never wait for a writer (WAL).
+- **Fork-safe.** A process that inherited the connections through ``fork`` opens its own.
 
 Errors are ``sqlite3.Error`` or ``OSError`` (a file that cannot be made or read, a lock
 held past ``busy_timeout``); what to do then (count in memory, say so) is the caller's.
@@ -28,6 +31,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -36,108 +40,157 @@ __all__ = ["LocalDB"]
 
 T = TypeVar("T")
 
-FIRST_WAIT = 0.0005  # seconds before trying a locked file again; doubles per try
-LONGEST_WAIT = 0.02
+READ_WAIT = 0.1  # seconds a read may wait: only a crashed writer's recovery makes one
+FIRST_WAIT = 0.0002  # seconds before trying a locked file again; doubles per try...
+LONGEST_WAIT = 0.004  # ...up to this: a transaction is tens of microseconds
 
 
 class LocalDB:
     """One SQLite file, opened on first use.
 
     :param path: the file (its directory is made owner-only if need be).
-    :param schema: SQL run once per connection (``CREATE TABLE IF NOT EXISTS ...``).
-    :param busy_timeout: seconds to wait for another process's write lock before giving
-        up with ``sqlite3.OperationalError`` ("database is locked").
+    :param schema: SQL run once per process (``CREATE TABLE IF NOT EXISTS ...``).
+    :param busy_timeout: seconds to wait for another process's write before giving up
+        with ``sqlite3.OperationalError`` ("database is locked").
     """
 
     def __init__(self, path: Path, schema: str, *, busy_timeout: float = 5.0) -> None:
         self.path = path
         self.schema = schema
         self.busy_timeout = busy_timeout
-        self._lock = threading.Lock()  # one connection, used by one thread at a time
-        self._db: sqlite3.Connection | None = None
-        self._pid = 0
+        # One connection each, each used by one thread at a time.
+        self._write_lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        self._writer: sqlite3.Connection | None = None
+        self._reader: sqlite3.Connection | None = None
+        self._turns_lock = threading.Lock()
+        self._turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._pid = os.getpid()
 
     def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """``work(connection)`` outside a write transaction (WAL: it sees the last
-        commit and never waits for a writer)."""
-        return self._retrying(lambda: self._once(work, write=False))
+        """``work(connection)`` on the reading connection: it sees the last commit and
+        does not wait for a writer (WAL)."""
+        with self._read_lock:
+            return work(self._reading())
 
     def write_now(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """``work(connection)`` in one ``BEGIN IMMEDIATE`` transaction, committed when it
-        returns, rolled back when it raises; waits for the lock with ``time.sleep``."""
-        return self._retrying(lambda: self._once(work, write=True))
-
-    async def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """:meth:`write_now` for a coroutine: waits for the lock with ``asyncio.sleep``,
-        so the event loop goes on while another process writes."""
-        wait, deadline = FIRST_WAIT, None
+        returns, rolled back when it raises; waits on this thread for the lock."""
+        wait, deadline = FIRST_WAIT, time.monotonic() + self.busy_timeout
         while True:
-            try:
-                return self._once(work, write=True)
-            except sqlite3.OperationalError as exc:
-                deadline = self._busy(exc, deadline)
-            await asyncio.sleep(wait)
-            wait = min(wait * 2, LONGEST_WAIT)
-
-    def close(self) -> None:
-        with self._lock:
-            if self._db is not None and self._pid == os.getpid():
-                self._db.close()
-            self._db = None
-
-    def _retrying(self, attempt: Callable[[], T]) -> T:
-        wait, deadline = FIRST_WAIT, None
-        while True:
-            try:
-                return attempt()
-            except sqlite3.OperationalError as exc:
-                deadline = self._busy(exc, deadline)
+            with self._write_lock:
+                try:
+                    return self._transaction(work)
+                except sqlite3.OperationalError as exc:
+                    _raise_unless_busy(exc, deadline)
             time.sleep(wait)
             wait = min(wait * 2, LONGEST_WAIT)
 
-    def _busy(self, exc: sqlite3.OperationalError, deadline: float | None) -> float:
-        """The deadline for waiting on another process's lock; re-raises ``exc`` when it
-        is not about the lock, or when the deadline has passed."""
-        if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
-            raise exc
-        now = time.monotonic()
-        if deadline is None:
-            return now + self.busy_timeout
-        if now >= deadline:
-            raise exc
-        return deadline
+    async def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """:meth:`write_now` for a coroutine: each try runs on the loop's thread (it is
+        short); between tries the loop goes on (``asyncio.sleep``). The writers of one
+        loop take turns, first come first served, so only one of them asks the file."""
+        deadline = time.monotonic() + self.busy_timeout
+        turn = self._turn()
+        if not turn.locked():
+            done = self._try(work, deadline)
+            if done:
+                return done[0]
+        async with turn:
+            wait = FIRST_WAIT
+            while True:
+                done = self._try(work, deadline)
+                if done:
+                    return done[0]
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, LONGEST_WAIT)
 
-    def _once(self, work: Callable[[sqlite3.Connection], T], *, write: bool) -> T:
-        with self._lock:
-            db = self._connection()
-            if not write:
-                return work(db)
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                result = work(db)
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
-            return result
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._db is not None and self._pid == os.getpid():
-            return self._db
-        self._db = None  # inherited through fork: the parent's, not ours to use
-        db = _open(self.path)
+    def _try(self, work: Callable[[sqlite3.Connection], T], deadline: float) -> list[T]:
+        """One try at ``work`` without waiting: ``[its result]``, or ``[]`` when another
+        thread or process is writing."""
+        # Another thread's transaction is as busy as another process's: never wait for
+        # this lock on the loop's thread.
+        if not self._write_lock.acquire(blocking=False):
+            if time.monotonic() >= deadline:
+                raise sqlite3.OperationalError("database is locked (by another thread)")
+            return []
         try:
-            # Setting WAL (once per file) and the schema may meet another process's lock:
-            # the caller's retry covers it, as for any write.
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = NORMAL")
-            db.executescript(self.schema)
+            return [self._transaction(work)]
+        except sqlite3.OperationalError as exc:
+            _raise_unless_busy(exc, deadline)
+            return []
+        finally:
+            self._write_lock.release()
+
+    def _turn(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        with self._turns_lock:
+            turn = self._turns.get(loop)
+            if turn is None:
+                turn = self._turns[loop] = asyncio.Lock()
+        return turn
+
+    def close(self) -> None:
+        with self._write_lock, self._read_lock:
+            if self._pid == os.getpid():
+                for db in (self._writer, self._reader):
+                    if db is not None:
+                        db.close()
+            self._writer = self._reader = None
+
+    def _transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        db = self._writing()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            result = work(db)
+            db.execute("COMMIT")
         except BaseException:
-            db.close()
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
-        self._db, self._pid = db, os.getpid()
-        return db
+        return result
+
+    def _writing(self) -> sqlite3.Connection:
+        """The writing connection (under the write lock), made with the file, WAL and
+        the schema on first use."""
+        self._forked()
+        if self._writer is None:
+            db = _open(self.path)
+            try:
+                db.execute("PRAGMA journal_mode = WAL")  # once per file; it persists
+                db.execute("PRAGMA synchronous = NORMAL")  # per connection: no fsync per commit
+                db.executescript(self.schema)
+            except BaseException:
+                db.close()
+                raise
+            self._writer = db
+        return self._writer
+
+    def _reading(self) -> sqlite3.Connection:
+        self._forked()
+        if self._reader is None:
+            # The file, its mode and its tables come with the writer: made here unless a
+            # write is under way (never wait for it: this may be an event loop's thread).
+            if self._writer is None and self._write_lock.acquire(blocking=False):
+                try:
+                    self._writing()
+                except sqlite3.OperationalError as exc:
+                    if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
+                        raise  # busy: another process is making them; read what is there
+                finally:
+                    self._write_lock.release()
+            db = _open(self.path)
+            db.execute(f"PRAGMA busy_timeout = {int(READ_WAIT * 1000)}")
+            self._reader = db
+        return self._reader
+
+    def _forked(self) -> None:
+        if self._pid != os.getpid():
+            # Inherited through fork: the parent's, not ours to use (nor to close).
+            self._writer = self._reader = None
+            self._pid = os.getpid()
 
     def __repr__(self) -> str:
         return f"LocalDB({str(self.path)!r})"
@@ -155,6 +208,12 @@ def _open(path: Path) -> sqlite3.Connection:
             os.chmod(path, 0o600)  # a file made by something else, with a wider mode
     finally:
         os.close(fd)
-    # timeout=0: SQLite does not wait for a lock itself (it would sleep on the caller's
-    # thread, an event loop's); LocalDB waits between tries instead.
+    # timeout=0: SQLite's own wait sleeps 1, 2, 5, 10... ms on the caller's thread, an
+    # event loop's; LocalDB waits between tries instead (see write).
     return sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
+
+
+def _raise_unless_busy(exc: sqlite3.OperationalError, deadline: float) -> None:
+    """Re-raise ``exc`` unless it is another writer's lock and there is time to wait."""
+    if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+        raise exc
