@@ -61,6 +61,7 @@ __all__ = [
     "error_body",
     "error_message",
     "error_type",
+    "point_elsewhere",
     "provider_headers",
 ]
 
@@ -203,15 +204,26 @@ class WireErrors:
             text += f"; retry after {retry_after:g} s"
         return self.make(text, found, route, status=status, headers=headers, body=data)
 
-    def unreachable(self, route: Route, *, base: str | None = None) -> ModelError:
+    def unreachable(
+        self, route: Route, *, base: str | None = None, settings: Settings | None = None
+    ) -> ModelError:
         """Nothing listens at ``base`` (by default the route's base URL; a route of a
-        provider's built-in URL may hold none): another model may still answer."""
+        provider's built-in URL may hold none): another model may still answer.
+
+        One line: :meth:`nobody_at`'s words, then where the address is set, so a user
+        whose server listens elsewhere knows which lines to write in which file
+        (``settings``: the call's, whose user file is named; else the default path)."""
+        at = base or route.endpoint.base_url or ""
         return self.make(
-            f"Cannot reach {route.provider} at {base or route.endpoint.base_url}. "
-            "Is the server running?",
+            f"{self.nobody_at(route, at)} {point_elsewhere(route, at, settings)}",
             ErrorClass(kind="unreachable", fallback=True, reason="connection refused"),
             route,
         )
+
+    def nobody_at(self, route: Route, at: str) -> str:
+        """The first words of :meth:`unreachable` (override for the server's own advice,
+        ``Is it running (ollama serve)?``); the kit adds where the address is set."""
+        return f"Cannot reach {route.provider} at {at}. Is the server running?"
 
     def transient(
         self,
@@ -286,6 +298,40 @@ class WireErrors:
             ),
             route,
         )
+
+
+def point_elsewhere(route: Route, at: str, settings: Settings | None = None) -> str:
+    """Where the address of ``route``'s provider is set, for a message about a server
+    that is not there: the user's own table when it has one, else the lines that make
+    one (only the user's file may set a base URL). ``at`` is where the call went."""
+    from .settings import user_config_path
+
+    name = route.provider
+    path = settings.user_path if settings is not None else None
+    where = path or user_config_path()
+    opens = "(`modelplug config edit` opens it)"
+    layer = _defining_layer(settings, name) if settings is not None else None
+    if layer == "user file":
+        return f"Its address is base_url under [providers.{name}] in {where} {opens}."
+    if layer == "explicit":
+        return f"Its address is base_url of providers.{name} in the settings given in code."
+    if layer is not None:
+        return f"Its address is base_url of providers.{name} in the {layer} settings."
+    parts = urlsplit(at)
+    example = f"{parts.scheme or 'http'}://HOST:PORT{parts.path}"
+    return (
+        f"If it listens elsewhere, add [providers.{name}] with "
+        f'type = "{route.endpoint.type}" and base_url = "{example}" to {where} {opens}.'
+    )
+
+
+def _defining_layer(settings: Settings, provider: str) -> str | None:
+    """The name of the last settings layer with a ``[providers.NAME]`` table."""
+    for layer in reversed(settings.layers):
+        tables = layer.data.get("providers")
+        if isinstance(tables, dict) and provider in tables:
+            return layer.name
+    return None
 
 
 def error_body(raw: bytes) -> Any:
@@ -580,7 +626,9 @@ class Answer:
                 # Once, at once: a dead pooled connection, not a struggling server.
                 response = await http.send(request, stream=True)
         except httpx2.ConnectError:
-            raise self.errors.unreachable(self.route, base=self.base) from None
+            raise self.errors.unreachable(
+                self.route, base=self.base, settings=self.client.settings
+            ) from None
         except httpx2.TimeoutException as exc:
             raise self._timed_out(exc) from None
         except httpx2.TransportError as exc:

@@ -27,6 +27,8 @@ def test_a_refused_connection_says_how_to_start_ollama(ollama, wire):
     url = refused_url()
     error = failure(ollama(base_url=url))
     assert f"Cannot reach Ollama at {url}. Is it running (ollama serve)?" in str(error)
+    # Then the kit's words on where that address is set (here: the test's own settings).
+    assert "base_url of providers.ollama in the settings given in code" in str(error)
     assert error.error_class.kind == "unreachable"
     assert error.error_class.fallback is True
 

@@ -63,13 +63,8 @@ class OllamaErrors(WireErrors):
     def for_call(self, num_ctx: int) -> OllamaErrors:
         return OllamaErrors(self.section, num_ctx)
 
-    def unreachable(self, route: Route, *, base: str | None = None) -> ModelError:
-        return self.make(
-            f"Cannot reach Ollama at {base or route.endpoint.base_url}. "
-            "Is it running (ollama serve)?",
-            ErrorClass(kind="unreachable", fallback=True, reason="connection refused"),
-            route,
-        )
+    def nobody_at(self, route: Route, at: str) -> str:
+        return f"Cannot reach Ollama at {at}. Is it running (ollama serve)?"
 
     def status(
         self, status: int, headers: Mapping[str, str], body: bytes, route: Route
