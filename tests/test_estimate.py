@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from modelplug.plugin import estimate_tokens, estimated_usage
+from modelplug.plugin import estimated_usage
+from modelplug.plugin.wire import estimate_tokens
 
 
 def test_four_characters_make_a_token_rounded_up() -> None:

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 from modelplug.errors import ConfigError
-from modelplug.plugin import HTTPOptions, hookimpl, http_limits, http_options
+from modelplug.http_pool import HTTPOptions, http_limits, http_options
+from modelplug.plugin import hookimpl
 from modelplug.types import Done, Event, Message, Notice, Request, Response, Route, TextDelta
 
 

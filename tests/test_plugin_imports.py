@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PUBLIC = {"modelplug", "modelplug.plugin", "modelplug.types", "modelplug.hookspecs"}
+PUBLIC = {
+    "modelplug",
+    "modelplug.plugin",
+    "modelplug.plugin.wire",
+    "modelplug.plugin.schema",
+    "modelplug.plugin.policy",
+    "modelplug.types",
+    "modelplug.hookspecs",
+}
 SOURCES = sorted(ROOT.glob("plugins/*/src/**/*.py"))
 
 

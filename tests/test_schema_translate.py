@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
-from modelplug.plugin import RequestError, Untranslatable, inline_refs, openai_strict, undo_strict
+from modelplug.plugin import RequestError
+from modelplug.plugin.schema import Untranslatable, inline_refs, openai_strict, undo_strict
 
 gemini = pytest.importorskip("modelplug_gemini.schema")
 

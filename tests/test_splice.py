@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from modelplug import hookimpl
 from modelplug.errors import ModelError
-from modelplug.plugin import Offer, Splice, SpliceReader
+from modelplug.plugin.policy import Offer, Splice, SpliceReader
 from modelplug.testing import FakeModel, text
 from modelplug.types import Done, Event, Notice, Request, Route, TextDelta
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -16,3 +17,27 @@ class _LazyModule(ModuleType):
 def lazy_module(name: str) -> Any:
     """A stand-in for the module ``name`` that imports it when first used."""
     return _LazyModule(name)
+
+
+def lazy_exports(
+    package: str, where: dict[str, str], fallback: dict[str, str] | None = None
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A module's ``__getattr__`` and ``__dir__`` for names that live in other modules
+    of ``modelplug``: ``where`` maps each name to its module (``"routes"`` for
+    ``modelplug.routes``), imported when the name is first used and then kept.
+    ``fallback`` names resolve too but are not listed."""
+    namespace = importlib.import_module(package).__dict__
+    known = {**(fallback or {}), **where}
+
+    def __getattr__(name: str) -> Any:
+        module = known.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"modelplug.{module}"), name)
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(where)
+
+    return __getattr__, __dir__

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import modelplug_fallback
-from modelplug.plugin import find_policies
+from modelplug.plugin.policy import find_policies
 from modelplug.testing import FakeModel
 from modelplug_fallback.policy import FallbackPolicy
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import modelplug_fallback
 import pytest
-from modelplug.plugin import ConfigError, NoProviderError, hookimpl
+from modelplug.plugin import ConfigError, hookimpl
+from modelplug.plugin.policy import NoProviderError
 from modelplug.testing import FakeModel, text
 from modelplug.types import Endpoint, Notice, Request
 from modelplug_fallback.options import load_options

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug.plugin import ConfigError, ModelplugWarning
+from modelplug import ModelplugWarning
+from modelplug.plugin import ConfigError
 from modelplug.testing import text
 from modelplug_fallback import SHARED, AsyncCooldownStore
 from modelplug_fallback.policy import FallbackPolicy, choose_store

@@ -7,7 +7,8 @@ from decimal import Decimal
 import modelplug_openai_compat as plugin
 import pytest
 from modelplug import load_settings
-from modelplug.plugin import ConfigError, UnknownProviderError
+from modelplug.plugin import ConfigError
+from modelplug.plugin.policy import UnknownProviderError
 
 
 def settings_with(tmp_path, **config):

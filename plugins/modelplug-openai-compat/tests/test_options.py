@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from modelplug import options
-from modelplug.plugin import ConfigError, ModelplugWarning
+from modelplug import ModelplugWarning, options
+from modelplug.plugin import ConfigError
 from modelplug_openai_compat import http
 
 ANSWER = [{"choices": [{"delta": {"content": "ok"}, "finish_reason": "stop"}]}]

@@ -24,15 +24,14 @@ from modelplug.plugin import (
     ModelError,
     WireErrors,
     class_for_status,
-    classify_generic,
     error_body,
     error_message,
     error_type,
     redact,
     retry_after_from_headers,
-    retry_after_of,
 )
 from modelplug.plugin import StatusError as KitStatusError
+from modelplug.plugin.policy import classify_generic, retry_after_of
 
 if TYPE_CHECKING:
     from modelplug.types import Response, Route

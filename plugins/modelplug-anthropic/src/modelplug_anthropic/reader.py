@@ -33,7 +33,8 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import estimate_tokens, parse_arguments
+from modelplug.plugin import parse_arguments
+from modelplug.plugin.wire import estimate_tokens
 from modelplug.types import (
     Event,
     Notice,

@@ -17,7 +17,6 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from modelplug.plugin import (
-    HeldText,
     ModelError,
     NDJSONFramer,
     RequestError,
@@ -25,6 +24,7 @@ from modelplug.plugin import (
     parse_arguments,
     redact,
 )
+from modelplug.plugin.wire import HeldText
 from modelplug.types import (
     Block,
     Done,

@@ -12,7 +12,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from modelplug.plugin import HeldText, estimated_usage, parse_arguments, redact
+from modelplug.plugin import estimated_usage, parse_arguments, redact
+from modelplug.plugin.wire import HeldText
 from modelplug.types import (
     Block,
     Event,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from modelplug.plugin import RequestError, is_replayable, openai_json_schema
+from modelplug.plugin import RequestError, is_replayable
+from modelplug.plugin.schema import openai_json_schema
 from modelplug.types import (
     ImageBlock,
     Message,
