@@ -67,3 +67,17 @@ def test_every_command_and_option_of_the_synopsis_exists() -> None:
         assert name in known, f"the README documents `modelplug {name}`, which does not exist"
         written = set(re.findall(r"(?<![\w-])--?[A-Za-z][\w-]*", line))
         assert written <= set(option_strings(known[name])), (name, written)
+
+
+@pytest.mark.parametrize("name", sorted(commands()))
+def test_every_action_of_a_command_is_on_its_line(name: str) -> None:
+    # `modelplug config path|edit`: a command's own subcommands are listed too.
+    line = cli_block()[name]
+    nested = [
+        action
+        for action in commands()[name]._actions
+        if isinstance(action, argparse._SubParsersAction)
+    ]
+    actions = [choice for action in nested for choice in action.choices]
+    written = set(re.findall(r"[\w-]+", line))
+    assert [a for a in actions if a not in written] == []

@@ -4,8 +4,8 @@ Exit codes: 0 ok; 1 the call failed (the model or provider answered with an erro
 plugin broke); 2 what was given is wrong (the command line, a settings file, the spec,
 the request, a missing key). Errors are one line, never a traceback.
 
-Each command group is its own module (``chat``, ``models``, ``plugins``, ``resolve``
-with ``price``, ``trust``, ``new_plugin``); plugins add subcommands through the
+Each command group is its own module (``chat``, ``config``, ``models``, ``plugins``,
+``resolve`` with ``price``, ``trust``, ``new_plugin``); plugins add subcommands through the
 ``modelplug_cli_commands`` hook.
 """
 
@@ -29,7 +29,7 @@ from ..errors import (
 )
 from ..redact import redact
 from ..settings import ModelplugWarning, load_settings
-from . import chat, models, new_plugin, plugins, resolve, trust
+from . import chat, config, models, new_plugin, plugins, resolve, trust
 from .trust import add_trusted_project
 
 __all__ = ["add_trusted_project", "build_parser", "exit_code", "main"]
@@ -44,6 +44,7 @@ def build_parser(client: Client | None) -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     chat.add_parser(sub)
+    config.add_parser(sub)
     models.add_parser(sub)
     new_plugin.add_parser(sub)
     plugins.add_parser(sub)
@@ -67,12 +68,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         client = Client()
     except ModelplugError as exc:
-        if command != "plugins":
-            print(f"modelplug: {exc}", file=sys.stderr)
-            return exit_code(exc)
-        # A broken settings file must not hide which plugins there are.
         print(f"modelplug: {exc}", file=sys.stderr)
-        print("modelplug: listing plugins without the settings files", file=sys.stderr)
+        if command not in ("plugins", "config"):
+            return exit_code(exc)
+        # A broken settings file must not hide which plugins there are, nor stop you
+        # from opening it to fix it.
+        if command == "plugins":
+            print("modelplug: listing plugins without the settings files", file=sys.stderr)
         client = Client(settings=load_settings(user_path=Path(os.devnull), use_project=False))
     parser = build_parser(client)
     try:
