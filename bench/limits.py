@@ -1,10 +1,11 @@
-"""The limits policy's overhead per call: with its memory store and with Redis on
-loopback, against the same call without the policy, all in one run.
+"""The limits policy's overhead per call: with its memory store, with this machine's
+SQLite file (the default without Redis) and with Redis on loopback, against the same
+call without the policy, all in one run.
 
     python bench/limits.py [--calls 2000] [--repeat 3]
 
 Each call is a whole ``acomplete`` on a FakeModel (no network, so what is measured is
-modelplug's own work): the baseline has no policy; "memory" and "redis" have the limits
+modelplug's own work): the baseline has no policy; "memory", "sqlite" and "redis" have the limits
 policy with one rate limit (rpm and tpm) and one spend budget configured, so every call
 reserves a request, its tokens and its maximum cost, and settles tokens and cost after.
 Redis runs as a real redis-server on a free loopback port (skipped when not installed).
@@ -26,6 +27,7 @@ import sys
 import tempfile
 import time
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from modelplug import Client
@@ -119,19 +121,21 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    from modelplug_limits import MemoryCounters
+    from modelplug_limits import MemoryCounters, SqliteCounters
 
     redis = start_redis()
     try:
 
         async def run() -> dict[str, float]:
-            results: dict[str, list[float]] = {"none": [], "memory": [], "redis": []}
+            results: dict[str, list[float]] = {"none": [], "memory": [], "sqlite": [], "redis": []}
             store = owner = None
             if redis is not None:
                 store, owner = await redis_store(redis[1])
+            sqlite = SqliteCounters(Path(tempfile.mkdtemp(prefix="modelplug-bench-")) / "l.sqlite3")
             for _ in range(args.repeat):
                 results["none"].append(await per_call(client_for(None), args.calls))
                 results["memory"].append(await per_call(client_for(MemoryCounters()), args.calls))
+                results["sqlite"].append(await per_call(client_for(sqlite), args.calls))
                 if store is not None:
                     before = store.connection.round_trips
                     results["redis"].append(await per_call(client_for(store), args.calls))
@@ -151,6 +155,10 @@ def main() -> int:
     print(
         f"  limits, memory store {best['memory']:8.1f} us/call  "
         f"{best['memory'] / best['none']:.2f}x"
+    )
+    print(
+        f"  limits, sqlite store {best['sqlite']:8.1f} us/call  "
+        f"{best['sqlite'] / best['none']:.2f}x  (this machine's file: two transactions per call)"
     )
     if "redis" in best:
         print(
