@@ -107,11 +107,7 @@ KIT = {
 __all__ = sorted(KIT)
 
 if not TYPE_CHECKING:
-    from . import policy, schema, wire
-
-    # Transition (removed once every plugin imports the parts' names from the parts).
-    _PARTS = {**wire.KIT, **schema.KIT, **policy.KIT}
-    __getattr__, __dir__ = lazy_exports(__name__, KIT, _PARTS)
+    __getattr__, __dir__ = lazy_exports(__name__, KIT)
 
 if TYPE_CHECKING:
     from ..builtin.classify import retry_after_from_headers as retry_after_from_headers

@@ -16,7 +16,8 @@ import importlib
 from collections.abc import AsyncIterator, Awaitable, Generator
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import find_policies, hookimpl
+from modelplug.plugin import hookimpl
+from modelplug.plugin.policy import find_policies
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client

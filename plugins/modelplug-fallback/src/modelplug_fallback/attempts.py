@@ -16,12 +16,8 @@ from functools import cached_property
 from inspect import isawaitable
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import (
-    ConfigError,
-    ErrorClass,
-    MissingKeyError,
-    ModelError,
-    ModelplugError,
+from modelplug.plugin import ConfigError, ErrorClass, MissingKeyError, ModelError, ModelplugError
+from modelplug.plugin.policy import (
     NoProviderError,
     Offer,
     PluginLoadError,

@@ -17,7 +17,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mappi
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from modelplug.plugin import ConfigError, Offer, find_policies, hookimpl
+from modelplug.plugin import ConfigError, hookimpl
+from modelplug.plugin.policy import Offer, find_policies
 from modelplug.types import Event, Request, Route
 
 from .attempts import NEVER_RETRY, UNBUILDABLE, Attempts

@@ -19,7 +19,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from modelplug.plugin import LocalDB, warn
+from modelplug.plugin import warn
+from modelplug.plugin.policy import LocalDB
 
 from .cooldowns import MemoryCooldowns
 

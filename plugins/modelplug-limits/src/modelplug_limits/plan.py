@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import estimate_tokens
+from modelplug.plugin.wire import estimate_tokens
 from modelplug.types import Usage
 
 from .errors import BudgetExceededError, UnknownPriceError

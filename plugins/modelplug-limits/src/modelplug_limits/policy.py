@@ -16,7 +16,8 @@ import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import Offer, Splice, hookimpl
+from modelplug.plugin import hookimpl
+from modelplug.plugin.policy import Offer, Splice
 from modelplug.types import Done, Notice, Response
 
 from .errors import rate_limited

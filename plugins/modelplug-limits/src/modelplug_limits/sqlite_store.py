@@ -22,7 +22,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from modelplug.plugin import LocalDB, ModelplugError
+from modelplug.plugin import ModelplugError
+from modelplug.plugin.policy import LocalDB
 
 from .store import Charge, MemoryCounters, Outcome, Setting
 

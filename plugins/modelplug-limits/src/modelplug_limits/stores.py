@@ -15,7 +15,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from modelplug.plugin import ConfigError, find_policies
+from modelplug.plugin import ConfigError
+from modelplug.plugin.policy import find_policies
 
 from .store import SHARED, CounterStore
 
