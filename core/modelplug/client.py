@@ -33,6 +33,7 @@ from .errors import (
     UnknownProviderError,
 )
 from .plugins import PluginHost, PluginInfo
+from .probe_cache import ProbeCache, probed_over
 from .routes import ModelInfo, Provider, Route
 from .settings import (
     BUILTIN_ROLES,
@@ -171,6 +172,7 @@ class Client:
         self._echo_noted = False
         self._checked_tables: set[str] = set()
         self._declared: dict[str, list[tuple[Provider, str]]] | None = None
+        self._probes: ProbeCache | None = None
         self._warn_unknown_sections()
         _track(self)
 
@@ -324,12 +326,17 @@ class Client:
             "modelplug_model_info", {"route": route, "settings": self.settings}
         )
         info = route.info if catalog is None else route.info.merged_over(catalog)
+        # What the server said when probed, over what plugins assume; under the user's.
+        probed = self.probe_cache().get(route)
+        if probed is not None:
+            info = probed_over(info, *probed)
         override = self.settings.models.get(asked) or self.settings.model_settings(
             route.provider, route.model
         )
         if sources is not None:
             layers = [
                 (override, f"settings ({self.settings.source_of('models')})"),
+                (probed[0] if probed else None, "a probe of the server"),
                 (route.info, route.plugin or found[1] or "the provider plugin"),
                 (catalog, cataloger or "a catalog plugin"),
             ]
@@ -389,16 +396,22 @@ class Client:
         )
 
     async def aprobe(self, spec: str | None = None) -> ModelInfo | None:
-        """Ask the server behind a route what it actually serves (None: cannot probe)."""
+        """Ask the server behind a route what it actually serves (None: cannot probe).
+        The answer is kept: later resolves of the route, in this process and the next,
+        use it (:mod:`modelplug.probe_cache`)."""
         route = self.resolve(spec)
         waiting: Awaitable[ModelInfo] | None = self.hook.modelplug_probe(route=route, client=self)
         if waiting is None:
             return None
         failure: ModelplugError | None = None
         try:
-            return await waiting
+            info = await waiting
         except ModelplugError as exc:
             failure = exc
+        else:
+            if info is not None:
+                self.probe_cache().put(route, info)
+            return info
         # Raised here, not in the except block, so it does not chain the raw original.
         from .calls import clean_error
 
@@ -406,6 +419,12 @@ class Client:
 
     def probe(self, spec: str | None = None) -> ModelInfo | None:
         return self._run_sync(self.aprobe(spec))
+
+    def probe_cache(self) -> ProbeCache:
+        """The probe answers later resolves use (:mod:`modelplug.probe_cache`)."""
+        if self._probes is None:
+            self._probes = ProbeCache(self.settings.data_dir())
+        return self._probes
 
     # -- pricing and errors ----------------------------------------------------------
 

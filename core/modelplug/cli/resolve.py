@@ -64,10 +64,10 @@ def _policies(client: Client, route: Route) -> dict[str, dict[str, Any]]:
 
 
 def resolve(args: argparse.Namespace, client: Client) -> int:
+    # The probe first: what it learns is the route's from now on (the window it gives
+    # replaces the plugin's guess, whose note then goes).
+    probed = client.probe(args.spec) if args.probe else None
     route = client.resolve(args.spec)
-    probed = None
-    if args.probe:
-        probed = client.probe(args.spec)
     data = route.public_dict()
     data["alternatives"] = _alternatives(client, route)
     if args.probe:
