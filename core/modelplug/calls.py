@@ -75,6 +75,8 @@ async def guarded_stream(
         OPEN_STREAMS, lambda: OpenStreams(http_options(client.settings).max_connections)
     )
     notice = pool_notice(streams.count, streams.limit)
+    # Tools to a model known not to call them: said before the call, which still goes.
+    unsupported = client.tools_unsupported(route, req) if req.tools else None
     streams.count += 1
     # The guard lives inline (not in a nested generator): one async-generator layer
     # less per event on the hot path. It keeps what was shown (for a partial
@@ -91,6 +93,8 @@ async def guarded_stream(
     try:
         if notice is not None:
             yield notice
+        if unsupported is not None:
+            yield unsupported
         while True:
             finished: list[Event] | None = None
             error: Exception | None = None

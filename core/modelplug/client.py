@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from .held_text import HeldText
-    from .types import Cost, Event, Request, RequestLike, Response, ToolSpec, Usage
+    from .types import Cost, Event, Notice, Request, RequestLike, Response, ToolSpec, Usage
 else:
     from ._lazy import lazy_module
 
@@ -478,6 +478,17 @@ class Client:
                 "or failed plugin"
             )
         return stream
+
+    def tools_unsupported(
+        self, route: Route, request: Request, *, said: str | None = None
+    ) -> Notice | None:
+        """The Notice for a request whose tools the model cannot call (see
+        :mod:`modelplug.tool_support`): core yields it before every call where the
+        route's info says ``supports_tools = False``; a plugin that learns it otherwise
+        (Ollama's capabilities) yields it with ``said`` naming what it learnt."""
+        from .tool_support import tools_unsupported
+
+        return tools_unsupported(self, route, request, said=said)
 
     def held_text(self, tools: list[ToolSpec], mode: str | None) -> HeldText:
         """A HeldText for one reply (see :mod:`modelplug.held_text`)."""

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from modelplug.plugin import (
     ModelError,
     NDJSONFramer,
-    RequestError,
     estimated_usage,
     parse_arguments,
     redact,
@@ -257,13 +256,13 @@ class Accumulator:
         return metadata
 
 
-def _check_tools(route: Route, known: Known | None) -> None:
-    if known is not None and known.can("tools") is False:
-        caps = ", ".join(known.capabilities or ()) or "none"
-        raise RequestError(
-            f"{route.name} cannot call tools: Ollama lists its capabilities as {caps} "
-            "(from /api/show). Use a model with tools, or send the request without tools."
-        )
+def _no_tools(route: Route, known: Known | None) -> str | None:
+    """What /api/show said when the model cannot call tools, unless the route's info
+    already says so (core then gave the caller the same notice before the call)."""
+    if known is None or known.can("tools") is not False or route.info.supports_tools is False:
+        return None
+    caps = ", ".join(known.capabilities or ()) or "none"
+    return f"Ollama lists its capabilities as {caps} (from /api/show)"
 
 
 async def stream_chat(
@@ -275,8 +274,13 @@ async def stream_chat(
     if known is None and options.probe:
         known = await learn(client, route)
     tools = request.tools if request.tool_choice != "none" else []
-    if tools:
-        _check_tools(route, known)
+    said = _no_tools(route, known) if tools else None
+    if said is not None:
+        # The same notice as core's, and the request goes as it would anywhere: Ollama
+        # answers it with its own refusal, which the caller then gets as the error.
+        unsupported = client.tools_unsupported(route, request, said=said)
+        if unsupported is not None:
+            yield unsupported
     num_ctx = num_ctx_for(client, route, known)
     body = build_body(
         request,
