@@ -204,10 +204,17 @@ class OutputValidationError(ModelplugError):
         self.errors = errors
         self.response = response
         self.attempts = 1
+        #: what would make the model answer as asked, when known (another mode).
+        self.hint: str | None = None
         shown = "; ".join(errors[:5]) + (
             f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
         )
         super().__init__(f"{problem}: {shown}")
+
+    def add_hint(self, hint: str) -> None:
+        """End the message with what to do about it (and keep it as :attr:`hint`)."""
+        self.hint = hint
+        self.args = (redact(f"{self.message}. {hint}"),)
 
 
 class OutputTruncatedError(OutputValidationError):

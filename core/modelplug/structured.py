@@ -15,7 +15,8 @@ repaired and the repair recorded; a reply cut at max_tokens is a truncation, nev
 repaired into an object) and validated; a failure re-asks the model with the errors as
 often as ``Request.output_retries`` says, counting every attempt's usage. The final
 Response carries ``parsed``, its text is the JSON, and ``metadata["structured_output"]``
-says the mode, the attempts and any repairs.
+says the mode, the attempts and any repairs. A server that ignores a schema sent
+natively answers plain text: that error names the mode to set for the model instead.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ PROMPT = (
     "satisfy this JSON Schema:\n{schema}"
 )
 WRAPPED = "value"  # the property that carries a non-object answer in tool mode
+NOT_JSON = "not a JSON value"
 
 
 def check_schema(schema: OutputSchema) -> None:
@@ -156,7 +158,7 @@ def read_answer(
                 raise OutputValidationError(
                     "the answer is not JSON",
                     raw=raw,
-                    errors=["not a JSON value"],
+                    errors=[NOT_JSON],
                     response=response,
                 ) from None
             value = repaired
@@ -193,6 +195,24 @@ def _validated(value: Any, schema: OutputSchema, raw: str, response: Response) -
             "the answer does not fit the schema", raw=raw, errors=errors, response=response
         )
     return value
+
+
+def _native_ignored(client: Client, route: Route) -> str:
+    """What to do when a server sent the schema natively answered no JSON at all: it
+    ignores the schema, so another mode is the fix, set for that model."""
+    name = route.name
+    where = f'under [models."{name}"] in {client.settings.user_path or "your settings file"}'
+    said = (
+        f'{name} ignored the schema sent in structured_output = "native" mode (its answer '
+        "is plain text)"
+    )
+    if route.info.supports_tools is False:
+        # Tool mode needs tool calls, which this model cannot make.
+        return f'{said}: set structured_output = "prompt" {where}'
+    return (
+        f'{said}: set structured_output = "tool" {where} (or "prompt" for a model that '
+        "cannot call tools)"
+    )
 
 
 def _added(first: Usage, second: Usage) -> Usage:
@@ -257,6 +277,8 @@ async def structured_stream(client: Client, route: Route, request: Request) -> A
         except OutputValidationError as exc:
             exc.attempts = attempt
             if attempt > request.output_retries:
+                if mode == "native" and exc.errors == [NOT_JSON]:
+                    exc.add_hint(_native_ignored(client, route))
                 raise
             yield Notice(
                 kind="structured_retry",
