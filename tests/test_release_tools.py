@@ -156,6 +156,17 @@ def test_misnamed_reports_a_missing_wheel_a_stray_file_and_another_version(
     assert len(release.misnamed(built(tmp_path / "d2", dists), dists, "9.9.9")) == len(dists)
 
 
+def test_check_names_a_file_for_another_version_before_running_twine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dists = release.distributions()
+    out = built(tmp_path / "dist", dists, version=dists[0].version)
+    assert release.main(["check", str(out), "--version", "99.0.0"]) == 1
+    err = capsys.readouterr().err
+    assert "release: modelplug: expected modelplug-99.0.0.tar.gz and " in err
+    assert "twine" not in err  # the names failed first: nothing was sent to twine
+
+
 def test_stage_copies_each_level_into_its_own_directory(small_repo: Path, tmp_path: Path) -> None:
     dists = release.distributions(small_repo)
     out = built(tmp_path / "dist", dists)

@@ -159,17 +159,22 @@ def misnamed(out: Path, dists: list[Distribution], version: str | None) -> list[
 
 
 def check(out: Path, dists: list[Distribution], version: str | None) -> int:
-    files = sorted(str(p) for p in out.iterdir())
+    files = sorted(str(p) for p in out.iterdir()) if out.is_dir() else []
     if not files:
         print(f"release: {out} is empty: run `build {out}` first", file=sys.stderr)
         return 1
-    run([sys.executable, "-m", "twine", "check", "--strict", *files])
+    # The names first: a wrong version or a missing wheel says so without twine.
     problems = misnamed(out, dists, version)
     for problem in problems:
         print(f"release: {problem}", file=sys.stderr)
-    if not problems:
-        print(f"release: {len(dists)} distributions, one sdist and one wheel each")
-    return 1 if problems else 0
+    if problems:
+        return 1
+    if importlib.util.find_spec("twine") is None:
+        print("release: twine is not installed here (pip install twine)", file=sys.stderr)
+        return 1
+    run([sys.executable, "-m", "twine", "check", "--strict", *files])
+    print(f"release: {len(dists)} distributions, one sdist and one wheel each")
+    return 0
 
 
 def stage(out: Path, into: Path, dists: list[Distribution], expected_levels: int) -> int:
@@ -188,6 +193,30 @@ def stage(out: Path, into: Path, dists: list[Distribution], expected_levels: int
             for name in expected_files(dist):
                 shutil.copy2(out / name, target / name)
         print(f"level {number}: {' '.join(d.name for d in level)}", file=sys.stderr)
+    return 0
+
+
+def command(args: argparse.Namespace, dists: list[Distribution]) -> int:
+    if args.command == "build":
+        build(args.dir, dists)
+        return 0
+    if args.command == "check":
+        return check(args.dir, dists, args.version)
+    if args.command == "stage":
+        return stage(args.dir, args.out, dists, args.levels)
+    if args.verify:
+        problems = out_of_order(order(dists))
+        for problem in problems:
+            print(f"release: {problem}", file=sys.stderr)
+        if not problems:
+            print(f"release: {len(dists)} distributions, each after what it requires")
+        return 1 if problems else 0
+    if args.levels:
+        for level in levels(dists):
+            print(" ".join(d.name for d in level))
+    else:
+        for dist in order(dists):
+            print(dist.name)
     return 0
 
 
@@ -212,27 +241,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     dists = distributions()
-    if args.command == "build":
-        build(args.dir, dists)
-        return 0
-    if args.command == "check":
-        return check(args.dir, dists, args.version)
-    if args.command == "stage":
-        return stage(args.dir, args.out, dists, args.levels)
-    if args.verify:
-        problems = out_of_order(order(dists))
-        for problem in problems:
-            print(f"release: {problem}", file=sys.stderr)
-        if not problems:
-            print(f"release: {len(dists)} distributions, each after what it requires")
-        return 1 if problems else 0
-    if args.levels:
-        for level in levels(dists):
-            print(" ".join(d.name for d in level))
-    else:
-        for dist in order(dists):
-            print(dist.name)
-    return 0
+    try:
+        return command(args, dists)
+    except subprocess.CalledProcessError as error:
+        print(f"release: {error.cmd[2]} failed (exit {error.returncode})", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
