@@ -225,7 +225,10 @@ def modelplug_providers(settings: Settings) -> list[Provider]:  # type: ignore[e
 def modelplug_probe(route: Route, client: Client) -> Awaitable[ModelInfo] | None:
     """Ask a server what it actually serves: the context window it loaded, tool support.
 
-    Called by :meth:`Client.aprobe` and ``modelplug resolve --probe``.
+    Called by :meth:`Client.aprobe` and ``modelplug resolve --probe``. Core keeps the
+    answer for a day (:mod:`modelplug.probe_cache`) and lays it over the route's info on
+    every later resolve; a note of ``modelplug_resolve`` that asks the user to run
+    ``modelplug resolve --probe`` is left out once a probe gave the context window.
 
     :param route: the route to probe.
     :param client: the calling Client.
