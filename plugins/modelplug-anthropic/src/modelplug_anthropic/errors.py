@@ -73,7 +73,7 @@ class AnthropicErrors(WireErrors):
 
     def status(
         self, status: int, headers: Mapping[str, str], body: bytes, route: Route
-    ) -> AnthropicError:
+    ) -> ModelError:
         data = error_body(body)
         if status < 300:
             # A JSON error answered with 200 reads as the same error streamed.
