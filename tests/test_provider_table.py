@@ -41,6 +41,7 @@ class Acme:
             settings,
             name,
             TYPE,
+            builtin=name == "acme",
             base_url="https://api.acme.example/v1",
             api_key_env="ACME_API_KEY",
             servers=["acme-server"],
@@ -84,6 +85,83 @@ def test_a_table_that_names_no_key_has_none_and_a_keyless_loopback_server_is_loc
     route = make_client(Acme(), config=providers(box=table)).resolve("box/m1")
     assert route.endpoint.api_key_env is None
     assert route.endpoint.local
+
+
+def test_a_builtin_name_without_a_table_gets_the_types_defaults(make_client):
+    route = make_client(Acme()).resolve("acme/m1")
+    assert route.endpoint.base_url == "https://api.acme.example/v1"
+    assert route.endpoint.api_key_env == "ACME_API_KEY"
+    assert route.endpoint.headers == {} and not route.endpoint.local
+    assert route.info.price is None  # not local: whatever a pricing plugin says
+
+
+def test_a_loopback_server_whose_table_names_no_key_needs_none_and_is_free(make_client):
+    table = {"type": TYPE, "base_url": "http://127.0.0.1:8080/v1"}
+    route = make_client(Acme(), config=providers(box=table)).resolve("box/m1")
+    assert route.endpoint.api_key_env is None  # ACME_API_KEY does not apply
+    assert route.endpoint.local
+    assert route.info.price is not None and route.info.price_source == "local (free)"
+    assert (route.info.price.input, route.info.price.output) == (0, 0)
+
+
+def test_a_loopback_server_with_a_key_named_is_not_local(make_client):
+    # A keyed server on this machine is likely a proxy to a paid API.
+    table = {"type": TYPE, "base_url": "http://127.0.0.1:4000/v1", "api_key_env": "PROXY_KEY"}
+    route = make_client(Acme(), config=providers(proxy=table)).resolve("proxy/m1")
+    assert route.endpoint.api_key_env == "PROXY_KEY"
+    assert not route.endpoint.local and route.info.price is None
+
+
+def test_api_key_env_empty_in_the_users_file_means_no_key(make_client, modelplug_config_dir):
+    (modelplug_config_dir / "config.toml").write_text(
+        f'[providers.gate]\ntype = "{TYPE}"\nbase_url = "https://gate.example/v1"\n'
+        'api_key_env = ""\n'
+    )
+    route = make_client(Acme()).resolve("gate/m1")
+    assert route.endpoint.api_key_env is None
+    assert not route.endpoint.local  # no key, but not on this machine: not free
+
+
+def test_local_in_the_table_marks_a_server_elsewhere_local_and_a_loopback_one_not(make_client):
+    lan = {
+        "type": TYPE,
+        "base_url": "http://gpu-box.lan:8080/v1",
+        "allow_insecure_http": True,
+        "local": True,
+    }
+    proxy = {"type": TYPE, "base_url": "http://127.0.0.1:4000/v1", "local": False}
+    client = make_client(Acme(), config=providers(lan=lan, proxy=proxy))
+    on_lan = client.resolve("lan/m1")
+    assert on_lan.endpoint.local and on_lan.endpoint.api_key_env is None
+    assert on_lan.info.price_source == "local (free)"
+    behind_proxy = client.resolve("proxy/m1")
+    assert not behind_proxy.endpoint.local
+    assert behind_proxy.endpoint.api_key_env == "ACME_API_KEY"  # the type's default again
+
+
+def test_the_users_price_wins_over_a_local_servers_zero(make_client):
+    config = {
+        **providers(box={"type": TYPE, "base_url": "http://127.0.0.1:8080/v1"}),
+        "models": {"box/m1": {"price": {"input": 1, "output": 2}}},
+    }
+    info = make_client(Acme(), config=config).resolve("box/m1").info
+    assert info.price is not None and (info.price.input, info.price.output) == (1, 2)
+    assert info.price_source == "settings"
+
+
+def test_a_type_whose_servers_bill_is_never_local_by_its_address(make_client):
+    client = make_client(config=providers(box={"type": TYPE, "base_url": "http://127.0.0.1:9"}))
+    endpoint = user_endpoint(client.settings, "box", TYPE, api_key_env="ACME_KEY", local=False)
+    assert endpoint is not None
+    assert (endpoint.local, endpoint.api_key_env) == (False, "ACME_KEY")
+
+
+def test_without_needs_base_url_a_table_without_one_leaves_it_to_the_plugin(make_client):
+    client = make_client(config=providers(work={"type": TYPE, "headers": {"X-Team": "a"}}))
+    endpoint = user_endpoint(client.settings, "work", TYPE, needs_base_url=False)
+    assert endpoint is not None
+    assert endpoint.base_url is None and endpoint.headers == {"X-Team": "***"}
+    assert user_endpoint(client.settings, "work", "other-type", needs_base_url=False) is None
 
 
 def test_a_server_the_type_does_not_know_is_an_error_naming_the_known_ones(make_client):

@@ -34,7 +34,7 @@ from .errors import (
 )
 from .plugins import PluginHost, PluginInfo
 from .probe_cache import ProbeCache, probed_over
-from .routes import ModelInfo, Provider, Route
+from .routes import ModelInfo, Price, Provider, Route
 from .settings import (
     BUILTIN_ROLES,
     Settings,
@@ -326,6 +326,10 @@ class Client:
             "modelplug_model_info", {"route": route, "settings": self.settings}
         )
         info = route.info if catalog is None else route.info.merged_over(catalog)
+        if route.endpoint.local and route.info.price is None:
+            # A server on this machine costs nothing, whatever its model's name costs
+            # elsewhere; only its plugin's price or the user's (below) says otherwise.
+            info = dataclasses.replace(info, price=Price.free(), price_source="local (free)")
         # What the server said when probed, over what plugins assume; under the user's.
         probed = self.probe_cache().get(route)
         if probed is not None:

@@ -8,8 +8,12 @@ applied once, and reads the keys its type takes beyond core's (``region``), type
         return declared_providers(settings, "acme", builtin=["acme"], options=AcmeTable)
 
     def modelplug_resolve(spec, settings, provider_type):
-        endpoint = user_endpoint(settings, name, "acme", base_url="https://api.acme.dev/v1",
-                                 api_key_env="ACME_API_KEY")
+        endpoint = user_endpoint(settings, name, "acme", builtin=name == "acme",
+                                 base_url="https://api.acme.dev/v1", api_key_env="ACME_API_KEY")
+
+A user's provider on this machine needs no key and is free (``Endpoint.local``; core
+prices a local route at zero unless the user's ``[models]`` price says otherwise): the
+rule is :func:`user_endpoint`'s, the same for every type.
 
 Nothing here imports anything heavy.
 """
@@ -23,7 +27,7 @@ from typing import TYPE_CHECKING, TypeVar
 from .errors import ConfigError
 from .records import TableError, field_names, from_table
 from .routes import Endpoint, Provider
-from .settings import PROVIDER_KEYS, check_base_url, is_loopback_url, warn
+from .settings import PROVIDER_KEYS, ProviderSettings, check_base_url, is_loopback_url, warn
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -59,39 +63,59 @@ def user_endpoint(
     provider: str,
     provider_type: str,
     *,
+    builtin: bool = False,
     base_url: str | None = None,
+    needs_base_url: bool = True,
     api_key_env: str | None = None,
     local: bool | None = None,
     server: str | None = None,
     servers: Iterable[str] | None = None,
     options: type | None = None,
 ) -> Endpoint | None:
-    """The Endpoint of the user's ``[providers.NAME]`` of ``provider_type`` (None when
-    the user's file has no such provider of this type).
+    """The Endpoint of the user's ``[providers.NAME]`` of ``provider_type``, or of the
+    built-in ``provider`` (None when neither: no table of that name, or one of another
+    type).
 
+    A server on this machine needs no key and costs nothing: when the table names no
+    key variable and the server is local (``local = true`` in the table, else the
+    ``local`` given here, else a loopback base URL), ``api_key_env`` does not apply, and
+    the Endpoint is ``local`` unless a key was named for a server only its address
+    made local (a keyed loopback server is likely a proxy to a paid API). ``api_key_env
+    = ""`` in a table means "no key" anywhere.
+
+    :param builtin: ``provider`` is one of the type's own names (its ``modelplug_providers``
+        declares it): without a table it gets the defaults below.
     :param base_url: the type's default base URL, for a table without one.
-    :param api_key_env: the type's default key variable, when the table names none
-        (``api_key_env = ""`` in the table means "no key").
-    :param local: whether the server is a free one on this machine; None: a keyless
-        loopback address is local.
+    :param needs_base_url: False: without a base URL the plugin decides where to send
+        (Endpoint.base_url None), as for an API whose host depends on other settings.
+    :param api_key_env: the type's default key variable, for a table that names none.
+    :param local: whether a server of this type runs on this machine: True (a local
+        preset), False (never by its address: its credentials are the cloud's own), None
+        (a loopback base URL says so).
     :param server: the server kind when the table names none.
     :param servers: the ``server = "..."`` values the type knows (None: any).
     :param options: the dataclass of the type's own keys; read into ``Endpoint.options``.
-    :raises ConfigError: no base URL at all, or a ``server`` the type does not know.
+    :raises ConfigError: no base URL when one is needed, or a ``server`` the type does
+        not know.
     """
     user = settings.providers.get(provider)
+    if user is None and builtin:
+        user = ProviderSettings(type=provider_type)  # no table: the type's defaults
     if user is None or user.type != provider_type:
         return None
     url = user.base_url or base_url
-    if not url:
+    if url:
+        url = check_base_url(url, allow_insecure_http=user.allow_insecure_http, provider=provider)
+    elif needs_base_url:
         raise ConfigError(
             f"the provider {provider!r} in your settings has type {provider_type!r} but no "
             f'base_url; add base_url = "https://host/v1" under [providers.{provider}]'
         )
-    url = check_base_url(url, allow_insecure_http=user.allow_insecure_http, provider=provider)
-    key_env = user.api_key_env
-    if key_env is None and "api_key_env" not in user.given:
-        key_env = api_key_env
+    on_this_machine = _first_said(user.local, local, bool(url) and is_loopback_url(url or ""))
+    if user.api_key_env is not None or "api_key_env" in user.given:
+        key_env = user.api_key_env
+    else:
+        key_env = None if on_this_machine else api_key_env
     kind = user.server or server
     known = None if servers is None else tuple(servers)
     if user.server is not None and known is not None and user.server not in known:
@@ -102,14 +126,18 @@ def user_endpoint(
     read = provider_options(settings, provider, options) if options is not None else None
     return Endpoint(
         type=provider_type,
-        base_url=url,
+        base_url=url or None,
         api_key_env=key_env or None,
         headers=dict(user.headers),
         allow_insecure_http=user.allow_insecure_http,
-        local=(not key_env and is_loopback_url(url)) if local is None else local,
+        local=on_this_machine and (user.local is True or local is True or not key_env),
         server=kind,
         options={} if read is None else dataclasses.asdict(read),
     )
+
+
+def _first_said(*answers: bool | None) -> bool:
+    return next(a for a in answers if a is not None)
 
 
 def provider_options(settings: Settings, provider: str, record: type[R]) -> R:

@@ -68,12 +68,18 @@ class ProviderSettings:
 
     type: str
     base_url: str | None = None
+    # The name of the key's environment variable; "" means "no key" (a server that
+    # wants none), where leaving it out lets the type's default variable apply.
     api_key_env: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     allow_insecure_http: bool = False
     # The server software behind a generic type (``llamacpp``, ``vllm``, ``ollama``,
     # ``lmstudio``, ``litellm``, ``openrouter``): its probes and quirks then apply.
     server: str | None = None
+    # Whether the server runs on this machine, free and keyless (None: a loopback
+    # base_url says so). ``true`` for one elsewhere on your network, ``false`` for a
+    # loopback proxy to a paid API (the type's default key variable applies again).
+    local: bool | None = None
     # The keys the table gave: ``api_key_env`` given as None (from code; TOML has no
     # null) means "no key", where leaving it out lets a preset's variable apply.
     given: frozenset[str] = field(default=frozenset(), init=False, compare=False)
@@ -86,7 +92,8 @@ class ProviderSettings:
         return (
             f"ProviderSettings(type={self.type!r}, base_url={self.base_url!r}, "
             f"api_key_env={self.api_key_env!r}, headers={dict.fromkeys(self.headers, '***')}, "
-            f"allow_insecure_http={self.allow_insecure_http!r}, server={self.server!r})"
+            f"allow_insecure_http={self.allow_insecure_http!r}, server={self.server!r}, "
+            f"local={self.local!r})"
         )
 
 
@@ -615,7 +622,7 @@ class Settings:
                 raise ConfigError(f"{self._source('providers')}: {exc}") from None
             provider.given = frozenset(entry)
             provider.extra = {k: v for k, v in entry.items() if k not in known}
-            if provider.api_key_env is not None:
+            if provider.api_key_env:  # "" is "no key": nothing to check
                 try:
                     check_key_variable(provider.api_key_env, provider=name)
                 except ConfigError as exc:

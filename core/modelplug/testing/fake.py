@@ -128,7 +128,7 @@ class FakeModel:
         return Route(
             provider=self.provider,
             model=model or "model",
-            endpoint=Endpoint(type=self.provider, local=True),
+            endpoint=Endpoint(type=self.provider),
             info=ModelInfo(
                 context_window=200_000,
                 max_output_tokens=32_000,

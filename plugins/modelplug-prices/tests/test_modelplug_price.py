@@ -180,8 +180,7 @@ def test_modelplug_price_local_model_costs_zero(client, provider):
     cost = price(client, f"{provider}/qwen3:8b", Usage(input=5000, output=900, cache_read=10))
     assert cost is not None
     assert cost.amount == 0
-    assert cost.source == f"local provider {provider} (free)"
-    assert set(cost.breakdown) == {"input", "cache_read", "cache_write", "output"}
+    assert cost.source == "local (free)"  # core's rule, before any table is asked
 
 
 def test_modelplug_price_user_override_wins_over_the_table(make_client, stand_in):

@@ -20,7 +20,8 @@ def test_a_tool_call_comes_back_and_its_result_goes_out(make_client, wire_server
     monkeypatch.setenv("ACME_API_KEY", "test-key")
     wire_server.add_file(RECORDINGS / "acme_tool.sse")
     wire_server.add_file(RECORDINGS / "acme_text.sse")
-    table = {"type": "acme", "base_url": wire_server.url}
+    # A loopback server needs no key unless its table names one.
+    table = {"type": "acme", "base_url": wire_server.url, "api_key_env": "ACME_API_KEY"}
     client = make_client(modelplug_acme, config={"providers": {"work": table}})
     tool = {"name": "weather", "input_schema": {"type": "object"}}
     asked = {"role": "user", "content": "Weather in Oslo?"}

@@ -8,7 +8,6 @@ from typing import Any
 
 from modelplug.plugin import (
     Client,
-    Endpoint,
     Provider,
     ProviderHTTP,
     Route,
@@ -51,9 +50,9 @@ def modelplug_resolve(spec: str, settings: Settings, provider_type: str | None) 
     name, _, model = spec.partition("/")
     if provider_type != TYPE or not model:
         return None
-    endpoint = user_endpoint(settings, name, TYPE, base_url=BASE_URL, api_key_env=KEY_ENV)
-    if endpoint is None and name == "acme":
-        endpoint = Endpoint(type=TYPE, base_url=BASE_URL, api_key_env=KEY_ENV)
+    endpoint = user_endpoint(
+        settings, name, TYPE, builtin=name == "acme", base_url=BASE_URL, api_key_env=KEY_ENV
+    )
     return None if endpoint is None else Route(provider=name, model=model, endpoint=endpoint)
 
 
