@@ -35,14 +35,12 @@ def test_modelplug_resolve_splits_at_the_first_slash(tmp_path):
         ("vllm", "http://localhost:8000/v1"),
     ],
 )
-def test_modelplug_resolve_local_presets_are_free_with_a_default_window(tmp_path, name, url):
+def test_modelplug_resolve_local_presets_are_local_with_a_default_window(tmp_path, name, url):
     route = plugin.modelplug_resolve(f"{name}/qwen3", settings_with(tmp_path), None)
     assert route is not None
     assert route.endpoint.base_url == url and route.endpoint.api_key_env is None
-    assert route.endpoint.local
-    assert route.info.price is not None and route.info.price.input == Decimal(0)
-    assert route.info.price.output == Decimal(0)
-    assert route.info.price_source == "local (free)"
+    assert route.endpoint.local  # so core prices it at zero (below)
+    assert route.info.price is None  # the plugin leaves the price to core's rule
     assert route.info.context_window == 32_768
     assert any("32,768" in note for note in route.info.notes)
 
@@ -56,6 +54,7 @@ def test_modelplug_resolve_no_default_window_note_when_the_user_set_one(tmp_path
 def test_client_resolve_and_price_a_local_model_at_zero(make_client):
     client = make_client("modelplug-openai-compat", entry_points=True)
     route = client.resolve("llamacpp/any")
+    assert route.info.price_source == "local (free)"
     assert client.price(route, plugin_usage()).amount == Decimal(0)
 
 
@@ -82,7 +81,7 @@ def test_modelplug_resolve_user_provider_replaces_a_preset(tmp_path):
     # The route names the header; its value is read from the settings when sending.
     assert route.endpoint.headers == {"X-Team": "***"}
     assert settings.provider_headers("ollama") == {"X-Team": "a"}
-    assert route.info.price_source == "local (free)"
+    assert route.endpoint.local  # a local preset's name stays local (free)
 
 
 def test_a_replaced_preset_keeps_its_key_variable_unless_told_none(tmp_path):

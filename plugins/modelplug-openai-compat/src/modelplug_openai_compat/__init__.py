@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING
 from modelplug.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, ErrorClass, Provider, Settings
+    from modelplug.plugin import Client, Provider, Settings
     from modelplug.types import Event, ModelInfo, Request, Route
 
 __all__ = [
-    "modelplug_classify_error",
     "modelplug_probe",
     "modelplug_providers",
     "modelplug_resolve",
@@ -51,15 +50,6 @@ def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIte
     # "Set VAR to use the provider NAME." (the key is registered for redaction).
     key = client.settings.api_key(route.endpoint.api_key_env, route.provider)
     return stream_chat(route, request, client, key)
-
-
-@hookimpl
-def modelplug_classify_error(error: BaseException, route: Route | None) -> ErrorClass | None:
-    from .errors import OpenAICompatError
-
-    if isinstance(error, OpenAICompatError):
-        return error.error_class
-    return None
 
 
 @hookimpl

@@ -1,9 +1,9 @@
 """This plugin's errors, each born with its ErrorClass.
 
 They derive from :class:`modelplug.errors.ModelError`, so the client passes them on
-unchanged (message, class and partial output); ``modelplug_classify_error`` answers for
-them too, for policies that classify errors themselves. The plugin never retries:
-retries belong to the fallback policy, which reads ``retryable`` and ``retry_after``.
+unchanged (message, class and partial output), and ``Client.classify`` reads their
+class first (no classify hook is needed). The plugin never retries: retries belong to
+the fallback policy, which reads ``retryable`` and ``retry_after``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ from modelplug.plugin import (
     ConfigError,
     Endpoint,
     ModelInfo,
-    Price,
     Provider,
     Route,
     Settings,
@@ -28,7 +27,7 @@ DEFAULT_CONTEXT_WINDOW = 32_768
 
 @dataclass(frozen=True)
 class Preset:
-    base_url: str
+    base_url: str | None
     api_key_env: str | None = None
     local: bool = False
     # The server software (Endpoint.server): probes, the reasoning dialect and quirks
@@ -49,6 +48,8 @@ PRESETS: dict[str, Preset] = {
     "openai-chat": Preset("https://api.openai.com/v1", "OPENAI_API_KEY", server="openai"),
     "ollama-openai": Preset("http://localhost:11434/v1", local=True, server="ollama"),
 }
+# A user's provider under a name of its own: no defaults.
+NO_PRESET = Preset(None)
 # What `server = "..."` in [providers.NAME] may say.
 SERVERS = ("llamacpp", "vllm", "ollama", "lmstudio", "litellm", "openrouter", "openai")
 
@@ -60,33 +61,20 @@ def provider_names(settings: Settings) -> list[Provider]:
 
 
 def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
-    """The endpoint of ``provider``, or None when this plugin does not serve it."""
-    user = settings.providers.get(provider)
-    preset = PRESETS.get(provider)
-    if user is None:
-        if preset is None:
-            return None
-        return Endpoint(
-            type=TYPE,
-            base_url=preset.base_url,
-            api_key_env=preset.api_key_env,
-            local=preset.local,
-            server=preset.server,
-        )
-    endpoint = user_endpoint(
+    """The endpoint of ``provider``, or None when this plugin does not serve it. A local
+    preset is local (free) even with a key; any other provider by core's rule."""
+    preset = PRESETS.get(provider, NO_PRESET)
+    return user_endpoint(
         settings,
         provider,
         TYPE,
-        base_url=preset.base_url if preset else None,
-        api_key_env=preset.api_key_env if preset else None,
-        server=preset.server if preset else None,
+        builtin=preset is not NO_PRESET,
+        base_url=preset.base_url,
+        api_key_env=preset.api_key_env,
+        local=preset.local or None,
+        server=preset.server,
         servers=SERVERS,
     )
-    if endpoint is not None and preset is not None and preset.local:
-        # "local" means a free server on this machine (pricing plugins read it so): a
-        # local preset, or a keyless loopback address. A keyed one is likely a paid proxy.
-        endpoint.local = True
-    return endpoint
 
 
 def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route | None:
@@ -105,8 +93,7 @@ def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route |
     # server nothing is assumed, and core picks tool or prompt mode.
     info = ModelInfo(structured_output="native" if endpoint.server in STRUCTURED_SERVERS else None)
     if endpoint.local:
-        info.price = Price.free()
-        info.price_source = "local (free)"
+        # Free, by core's rule for a local route; the window is this plugin's guess.
         known = settings.model_settings(provider, model)
         if known is None or known.context_window is None:
             info.context_window = DEFAULT_CONTEXT_WINDOW

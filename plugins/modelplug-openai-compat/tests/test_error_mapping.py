@@ -1,8 +1,8 @@
-"""modelplug_classify_error answers for this plugin's errors, and only for them."""
+"""An error answer becomes this plugin's error with its ErrorClass (statuses, Retry-After,
+a plain text body), the class ``Client.classify`` reads first."""
 
 from __future__ import annotations
 
-import modelplug_openai_compat as plugin
 from modelplug.plugin import ErrorClass
 from modelplug.types import Endpoint, Route
 from modelplug_openai_compat.errors import OpenAICompatError, http_error
@@ -14,18 +14,13 @@ ROUTE = Route(
 )
 
 
-def test_modelplug_classify_error_returns_the_error_class():
+def test_a_429_is_a_rate_limit_with_its_retry_after_ms():
     error = http_error(429, {"retry-after-ms": "1500"}, b'{"error": {"message": "slow"}}', ROUTE)
-    result = plugin.modelplug_classify_error(error=error, route=ROUTE)
-    assert result == error.error_class
-    assert result is not None and result.kind == "rate_limit" and result.retry_after == 1.5
+    assert error.kind == "rate_limit" and error.error_class.retry_after == 1.5
+    assert "slow" in str(error)
 
 
-def test_modelplug_classify_error_leaves_other_errors_alone():
-    assert plugin.modelplug_classify_error(error=ValueError("x"), route=None) is None
-
-
-def test_client_classify_uses_it(make_client):
+def test_client_classify_reads_the_errors_own_class(make_client):
     client = make_client("modelplug-openai-compat", entry_points=True)
     error = OpenAICompatError("boom", error_class=ErrorClass(kind="overloaded", retryable=True))
     assert client.classify(error).kind == "overloaded"
