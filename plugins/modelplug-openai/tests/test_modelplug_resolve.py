@@ -71,8 +71,19 @@ def test_modelplug_resolve_user_providers_of_this_type(make_client):
     assert azure.endpoint.api_key_env == "AZURE_OPENAI_API_KEY"
     proxy = client.resolve("proxy/openai/gpt-5")
     assert proxy.model == "openai/gpt-5" and proxy.info.thinking == "always"
-    assert proxy.endpoint.api_key_env == "OPENAI_API_KEY"  # the default key variable
     assert proxy.endpoint.headers == {"X-Team": "***"}  # names only: values are read at send time
+    # On this machine and naming no key: no key (not OPENAI_API_KEY), and free.
+    assert proxy.endpoint.api_key_env is None and proxy.endpoint.local
+    assert proxy.info.price_source == "local (free)"
+    remote = make_client(
+        "modelplug-openai",
+        entry_points=True,
+        config={
+            "providers": {"gate": {"type": "openai-responses", "base_url": "https://g.example/v1"}}
+        },
+    ).resolve("gate/gpt-5")
+    assert remote.endpoint.api_key_env == "OPENAI_API_KEY"  # the default key variable
+    assert not remote.endpoint.local
 
 
 def test_modelplug_resolve_refuses_what_is_not_its_own(make_client):
@@ -106,4 +117,4 @@ def test_modelplug_providers_declares_openai_native(make_client):
     assert (
         Provider(name="openai", type="openai-responses", native=True, example="gpt-5") in declared
     )
-    assert Provider(name="lab", type="openai-responses") in declared
+    assert Provider(name="lab", type="openai-responses", native=True, example="gpt-5") in declared

@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING
 from modelplug.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, ErrorClass, Provider, Settings
+    from modelplug.plugin import Client, Provider, Settings
     from modelplug.types import Event, Request, Route
 
 __all__ = [
     "TYPE",
-    "modelplug_classify_error",
     "modelplug_providers",
     "modelplug_resolve",
     "modelplug_stream",
@@ -53,12 +52,3 @@ def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIte
     # "Set VAR to use the provider NAME." (and the key is registered for redaction).
     key = client.settings.api_key(route.endpoint.api_key_env, route.provider)
     return stream_responses(route, request, client, key)
-
-
-@hookimpl
-def modelplug_classify_error(error: BaseException, route: Route | None) -> ErrorClass | None:
-    from .errors import ResponsesError
-
-    if isinstance(error, ResponsesError):
-        return error.error_class
-    return None

@@ -1,12 +1,12 @@
 """This plugin's errors, each born with its ErrorClass.
 
 They derive from :class:`modelplug.plugin.ModelError`, so the client passes them on
-unchanged (message, class, partial output); ``modelplug_classify_error`` answers for
-them too. The kit's HTTP path makes them through :data:`ERRORS` (a status answer, a
-page, a cut, a stall); what is the Responses API's own stays here: its error codes,
-OpenAI's ``x-ratelimit-reset-*`` durations, and the error events of a stream. The
-plugin never retries: retries belong to the fallback policy, which reads
-``retryable`` and ``retry_after``.
+unchanged (message, class, partial output), and ``Client.classify`` reads their class
+first (no classify hook is needed). The kit's HTTP path makes them through
+:data:`ERRORS` (a status answer, a page, a cut, a stall); what is the Responses API's
+own stays here: its error codes, OpenAI's ``x-ratelimit-reset-*`` durations, and the
+error events of a stream. The plugin never retries: retries belong to the fallback
+policy, which reads ``retryable`` and ``retry_after``.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ from modelplug.plugin import (
     Provider,
     Route,
     Settings,
-    check_base_url,
+    declared_providers,
+    user_endpoint,
 )
 
 from .models import thinking_mode
@@ -31,16 +32,10 @@ API_NOTE = "served through the Responses API (POST {base}/responses)"
 
 
 def provider_names(settings: Settings) -> list[Provider]:
-    """``openai`` (native: the Responses API is OpenAI's own) plus the user's providers
-    of this type. A user provider named ``openai`` of another type takes the name."""
-    names: list[Provider] = []
-    own = settings.providers.get(OPENAI)
-    if own is None or own.type == TYPE:
-        names.append(Provider(name=OPENAI, type=TYPE, native=True, example="gpt-5"))
-    for name, provider in sorted(settings.providers.items()):
-        if provider.type == TYPE and name != OPENAI:
-            names.append(Provider(name=name, type=TYPE))
-    return names
+    """``openai`` plus the user's providers of this type, all native (the Responses API
+    is OpenAI's own, not a compatible one). A user provider named ``openai`` of another
+    type takes the name."""
+    return declared_providers(settings, TYPE, builtin=[OPENAI], native=True, example="gpt-5")
 
 
 def is_azure(endpoint: Endpoint) -> bool:
@@ -54,32 +49,14 @@ def is_azure(endpoint: Endpoint) -> bool:
 
 def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
     """The endpoint of ``provider``, or None when this plugin does not serve it."""
-    user = settings.providers.get(provider)
-    if user is None:
-        if provider != OPENAI:
-            return None
-        return Endpoint(type=TYPE, base_url=DEFAULT_BASE_URL, api_key_env=DEFAULT_KEY)
-    if user.type != TYPE:
-        return None
-    base_url = user.base_url or (DEFAULT_BASE_URL if provider == OPENAI else None)
-    if not base_url:
-        raise ConfigError(
-            f"the provider {provider!r} in your settings has type {TYPE!r} but no base_url; "
-            f'add base_url = "https://host/v1" under [providers.{provider}]'
-        )
-    base_url = check_base_url(
-        base_url, allow_insecure_http=user.allow_insecure_http, provider=provider
-    )
-    api_key_env = user.api_key_env
-    if api_key_env is None and "api_key_env" not in user.given:
-        api_key_env = DEFAULT_KEY
-    return Endpoint(
-        type=TYPE,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        headers=dict(user.headers),
-        allow_insecure_http=user.allow_insecure_http,
-        server=user.server,
+    own = provider == OPENAI
+    return user_endpoint(
+        settings,
+        provider,
+        TYPE,
+        builtin=own,
+        base_url=DEFAULT_BASE_URL if own else None,
+        api_key_env=DEFAULT_KEY,
     )
 
 

@@ -1,11 +1,11 @@
 """Errors: status answers, error events, failed responses and cut streams end as
-classified errors, with the output produced so far."""
+classified errors (the class core's ``Client.classify`` reads first), with the output
+produced so far."""
 
 from __future__ import annotations
 
 import json
 
-import modelplug_openai
 import pytest
 from modelplug.plugin import ModelError
 from modelplug.types import TextBlock, ThinkingBlock
@@ -22,7 +22,7 @@ def error_body(message, type_, code):
     return json.dumps({"error": {"message": message, "type": type_, "param": None, "code": code}})
 
 
-def test_modelplug_classify_error_answers_for_its_own_errors(responses, wire_server):
+def test_a_429_is_a_rate_limit_waiting_for_the_exhausted_limits_reset(responses, wire_server):
     wire_server.add(
         error_body("Rate limit reached", "requests", "rate_limit_exceeded"),
         status=429,
@@ -36,9 +36,7 @@ def test_modelplug_classify_error_answers_for_its_own_errors(responses, wire_ser
     )
     client = responses()
     error = fail(client)
-    assert modelplug_openai.modelplug_classify_error(error, None) is error.error_class
-    assert modelplug_openai.modelplug_classify_error(ValueError("x"), None) is None
-    assert client.classify(error, None) == error.error_class
+    assert client.classify(error, None) == error.error_class  # what policies read
     assert (error.error_class.kind, error.error_class.retryable) == ("rate_limit", True)
     assert error.error_class.retry_after == 66.0  # the exhausted limit's reset
 
