@@ -25,7 +25,9 @@ def failure(client, spec="ollama/llama3", request="hi", **fields) -> ModelError:
 
 def test_a_refused_connection_says_how_to_start_ollama(ollama, wire):
     url = refused_url()
-    error = failure(ollama(base_url=url))
+    client = ollama(base_url=url)
+    error = failure(client)
+    assert client.classify(error) is error.error_class  # what a policy reads
     assert f"Cannot reach Ollama at {url}. Is it running (ollama serve)?" in str(error)
     # Then the kit's words on where that address is set (here: the test's own settings).
     assert "base_url of providers.ollama in the settings given in code" in str(error)

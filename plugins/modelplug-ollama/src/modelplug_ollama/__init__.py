@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING
 from modelplug.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, ErrorClass, ModelInfo, Provider, Route, Settings
+    from modelplug.plugin import Client, ModelInfo, Provider, Route, Settings
     from modelplug.types import Event, Request
 
 __all__ = [
-    "modelplug_classify_error",
     "modelplug_probe",
     "modelplug_providers",
     "modelplug_resolve",
@@ -52,17 +51,6 @@ def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIte
     # Read now, so a missing one fails before anything is sent (and is redacted).
     key = client.settings.api_key(route.endpoint.api_key_env, route.provider)
     return stream_chat(route, request, client, key)
-
-
-@hookimpl
-def modelplug_classify_error(error: BaseException, route: Route | None) -> ErrorClass | None:
-    if route is not None and route.endpoint.type != TYPE:
-        return None
-    from .errors import OllamaError
-
-    if isinstance(error, OllamaError):
-        return error.error_class
-    return None
 
 
 @hookimpl

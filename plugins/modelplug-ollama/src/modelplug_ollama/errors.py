@@ -3,9 +3,9 @@
 The kit's HTTP path makes them through :class:`OllamaErrors` (sending, statuses, a cut
 or a stall); what is Ollama's own is here: its ``{"error": "..."}`` bodies and lines, the
 ``ollama pull`` and ``num_ctx`` hints. They derive from the kit's ModelError, so the
-client passes them on unchanged (message, class and partial output);
-``modelplug_classify_error`` answers for them too. The plugin never retries: retries
-belong to a policy, which reads ``retryable``.
+client passes them on unchanged (message, class and partial output) and
+``Client.classify`` reads their class first. The plugin never retries: retries belong
+to a policy, which reads ``retryable``.
 """
 
 from __future__ import annotations

@@ -9,12 +9,12 @@ from modelplug.plugin import (
     ConfigError,
     Endpoint,
     ModelInfo,
-    Price,
     Provider,
     Route,
     Settings,
     check_base_url,
-    is_loopback_url,
+    declared_providers,
+    user_endpoint,
 )
 
 __all__ = [
@@ -38,17 +38,10 @@ DEFAULT_CONTEXT_WINDOW = 32_768
 
 
 def provider_names(settings: Settings) -> list[Provider]:
-    """``ollama`` (native: it wins over openai-compat's preset of the same name) and
-    the user's providers of this type. A user provider named ``ollama`` of another type
-    takes the name away from this plugin."""
-    providers = []
-    user = settings.providers.get(NAME)
-    if user is None or user.type == TYPE:
-        providers.append(Provider(name=NAME, type=TYPE, native=True, example="qwen3:8b"))
-    for name, entry in sorted(settings.providers.items()):
-        if entry.type == TYPE and name != NAME:
-            providers.append(Provider(name=name, type=TYPE, native=True))
-    return providers
+    """``ollama`` and the user's providers of this type, all native (Ollama's own API:
+    ``ollama`` wins over openai-compat's preset of the same name). A user provider named
+    ``ollama`` of another type takes the name away from this plugin."""
+    return declared_providers(settings, TYPE, builtin=[NAME], native=True, example="qwen3:8b")
 
 
 def normalize_host(value: str) -> str:
@@ -94,59 +87,48 @@ def _split_host_port(hostport: str, default_port: str) -> tuple[str, str]:
     return host, port if sep else default_port
 
 
-def _default_base_url(settings: Settings) -> tuple[str, str]:
-    """The base URL of a provider the user's file does not place, and where it came
-    from: ``OLLAMA_HOST`` from the user's environment (the environment is the user's
-    own, like their settings file; a project file can never set it), else the default."""
+def _default_base_url(settings: Settings, provider: str) -> str:
+    """The base URL of a provider the user's file does not place: ``OLLAMA_HOST`` from
+    the user's environment (the environment is the user's own, like their settings
+    file; a project file can never set it), else the default."""
     value = settings.getenv("OLLAMA_HOST")
     if not value or not value.strip():
-        return DEFAULT_BASE_URL, "default"
+        return DEFAULT_BASE_URL
     try:
-        return normalize_host(value), "OLLAMA_HOST"
+        url = normalize_host(value)
     except ValueError as exc:
         raise ConfigError(
             f"OLLAMA_HOST in your environment is not a host Ollama could listen on ({exc}); "
             "set it like 127.0.0.1:11434 or http://host:11434"
         ) from None
+    user = settings.providers.get(provider)
+    allow = user.allow_insecure_http if user is not None else False
+    try:
+        return check_base_url(url, allow_insecure_http=allow, provider=provider)
+    except ConfigError:
+        raise ConfigError(
+            f"OLLAMA_HOST points at {url}: plain http beyond this machine is refused "
+            f"by default. To use it anyway, add [providers.{provider}] with "
+            f'type = "{TYPE}", base_url = "{url}" and allow_insecure_http = true '
+            "to your own settings file"
+        ) from None
 
 
 def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
-    """The endpoint of ``provider``, or None when this plugin does not serve it."""
+    """The endpoint of ``provider``, or None when this plugin does not serve it. No key
+    by default (a hosted Ollama behind a proxy names one); local by core's rule."""
     user = settings.providers.get(provider)
-    if user is not None and user.type != TYPE:
-        return None
-    if user is None and provider != NAME:
-        return None
-    if user is not None and user.base_url:
-        base_url = check_base_url(
-            user.base_url, allow_insecure_http=user.allow_insecure_http, provider=provider
-        )
-    else:
-        base_url, source = _default_base_url(settings)
-        allow = user.allow_insecure_http if user is not None else False
-        try:
-            base_url = check_base_url(base_url, allow_insecure_http=allow, provider=provider)
-        except ConfigError:
-            if source != "OLLAMA_HOST":
-                raise
-            raise ConfigError(
-                f"OLLAMA_HOST points at {base_url}: plain http beyond this machine is refused "
-                f"by default. To use it anyway, add [providers.{provider}] with "
-                f'type = "{TYPE}", base_url = "{base_url}" and allow_insecure_http = true '
-                "to your own settings file"
-            ) from None
-    api_key_env = user.api_key_env if user is not None else None
-    # "local" means a free server on this machine (pricing plugins read it so); a keyed
-    # or remote one is likely a paid host or a proxy.
-    local = api_key_env is None and is_loopback_url(base_url)
-    return Endpoint(
-        type=TYPE,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        headers=dict(user.headers) if user is not None else {},
-        allow_insecure_http=user.allow_insecure_http if user is not None else False,
-        local=local,
+    if (user.type != TYPE) if user is not None else (provider != NAME):
+        return None  # before OLLAMA_HOST is read: another plugin's provider
+    placed = user is not None and user.base_url
+    return user_endpoint(
+        settings,
+        provider,
+        TYPE,
+        builtin=provider == NAME,
+        base_url=None if placed else _default_base_url(settings, provider),
         server="ollama",
+        servers=["ollama"],
     )
 
 
@@ -165,9 +147,6 @@ def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route |
         )
     # Ollama's ``format`` takes a JSON schema for every model it serves.
     info = ModelInfo(structured_output="native")
-    if endpoint.local:
-        info.price = Price.free()
-        info.price_source = "local (free)"
     known = settings.model_settings(provider, model)
     if known is None or known.context_window is None:
         info.context_window = DEFAULT_CONTEXT_WINDOW
