@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from modelplug.testing import FakeModel, text
 
 # A remote provider of the user's own: a loopback server would be free (price 0), and
