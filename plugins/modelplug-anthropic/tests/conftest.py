@@ -29,15 +29,17 @@ def claude_client(
     wire_server: WireServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Callable[..., Client]:
-    """``claude_client(extra_toml="")``: a Client with this plugin, the test key in
-    ANTHROPIC_API_KEY and ``[providers.anthropic]`` pointing at ``wire_server``."""
+    """``claude_client(extra_toml="", key_env="ANTHROPIC_API_KEY")``: a Client with this
+    plugin, the test key in ANTHROPIC_API_KEY and ``[providers.anthropic]`` pointing at
+    ``wire_server`` with ``api_key_env = key_env`` (a loopback server that names no key
+    variable gets no key: here it stands in for Anthropic's, which takes one)."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
 
-    def make(extra_toml: str = "", **kwargs: Any) -> Client:
+    def make(extra_toml: str = "", key_env: str = "ANTHROPIC_API_KEY", **kwargs: Any) -> Client:
         (modelplug_config_dir / "config.toml").write_text(
             f'[providers.anthropic]\ntype = "anthropic"\nbase_url = "{wire_server.url}"\n'
-            + extra_toml
+            f'api_key_env = "{key_env}"\n' + extra_toml
         )
         return make_client(modelplug_anthropic, **kwargs)
 

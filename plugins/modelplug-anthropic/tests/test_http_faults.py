@@ -137,7 +137,7 @@ def test_a_key_echoed_in_an_error_body_is_never_shown(
         status=401,
         headers={"x-echo": planted_key},
     )
-    error = failure(claude_client('api_key_env = "PLANTED_API_KEY"\n'))
+    error = failure(claude_client(key_env="PLANTED_API_KEY"))
     assert isinstance(error, StatusError)
     assert error.kind == "auth"
     assert "invalid key" in str(error)

@@ -1,6 +1,7 @@
-"""modelplug_classify_error and the errors of a call: real HTTP error answers from the
-loopback server (the plugin's StatusError), real anthropic SDK errors (the Batch API's),
-plus the plugin's own errors."""
+"""modelplug_classify_error: what is not a ModelError (core reads a ModelError's own
+class first; the Messages API's error answers are in test_error_mapping.py): real
+anthropic SDK errors (the Batch API's), batch results, transport errors on this
+plugin's routes, an abort."""
 
 from __future__ import annotations
 
@@ -10,13 +11,11 @@ from typing import Any
 
 import modelplug_anthropic
 import pytest
-from modelplug import Client, ModelError
-from modelplug.testing import WireServer
+from modelplug import Client
 from modelplug.types import Endpoint, Route
-from modelplug_anthropic.errors import BatchResultError, StatusError
+from modelplug_anthropic.errors import BatchResultError
 
 MakeClient = Callable[..., Client]
-SPEC = "anthropic/claude-sonnet-4-6"
 ROUTE = Route(provider="anthropic", model="m", endpoint=Endpoint(type="anthropic"))
 OTHER = Route(provider="ollama", model="m", endpoint=Endpoint(type="openai-compatible"))
 
@@ -24,98 +23,6 @@ OTHER = Route(provider="ollama", model="m", endpoint=Endpoint(type="openai-compa
 def error_body(etype: str, message: str) -> dict[str, Any]:
     """An error response as the Messages API errors page shows it."""
     return {"type": "error", "error": {"type": etype, "message": message}}
-
-
-def failure(client: Client) -> ModelError:
-    with pytest.raises(ModelError) as caught:
-        client.complete(SPEC, "hi")
-    return caught.value
-
-
-def test_modelplug_classify_error_429_is_a_rate_limit_with_retry_after(
-    claude_client: MakeClient, wire_server: WireServer
-) -> None:
-    wire_server.add_json(
-        error_body("rate_limit_error", "Number of requests has exceeded your rate limit"),
-        status=429,
-        headers={"retry-after": "7", "request-id": "req_011CSHoEeqs5C35K2UUqR7Fy"},
-    )
-    error = failure(claude_client())
-    assert error.kind == "rate_limit"
-    assert error.error_class.retry_after == 7
-    assert error.retryable and error.error_class.fallback
-    assert isinstance(error, StatusError) and error.status_code == 429
-    # What Anthropic's support asks for, and the server's own words.
-    assert error.request_id == "req_011CSHoEeqs5C35K2UUqR7Fy"
-    assert "req_011CSHoEeqs5C35K2UUqR7Fy" in str(error)
-    assert "Number of requests has exceeded your rate limit" in str(error)
-    assert len(wire_server.requests) == 1  # nothing retried on its own
-
-
-def test_modelplug_classify_error_529_is_overloaded(
-    claude_client: MakeClient, wire_server: WireServer
-) -> None:
-    wire_server.add_json(error_body("overloaded_error", "Overloaded"), status=529)
-    error = failure(claude_client())
-    assert error.kind == "overloaded"
-    assert error.retryable and error.error_class.fallback
-    assert error.error_class.status == 529
-    assert len(wire_server.requests) == 1
-
-
-def test_modelplug_classify_error_prompt_too_long_is_context_overflow(
-    claude_client: MakeClient, wire_server: WireServer
-) -> None:
-    wire_server.add_json(
-        error_body("invalid_request_error", "prompt is too long: 215000 tokens > 200000 maximum"),
-        status=400,
-    )
-    error = failure(claude_client())
-    assert error.kind == "context_overflow"
-    assert not error.retryable and not error.error_class.fallback
-
-
-@pytest.mark.parametrize(
-    ("status", "etype", "kind", "retryable", "fallback"),
-    [
-        (400, "invalid_request_error", "bad_request", False, False),
-        (401, "authentication_error", "auth", False, True),
-        (403, "permission_error", "auth", False, True),
-        (404, "not_found_error", "not_found", False, True),
-        (500, "api_error", "transient", True, True),
-        (502, "api_error", "transient", True, True),
-        (503, "api_error", "transient", True, True),
-        (504, "api_error", "transient", True, True),
-    ],
-)
-def test_modelplug_classify_error_by_status(
-    claude_client: MakeClient,
-    wire_server: WireServer,
-    status: int,
-    etype: str,
-    kind: str,
-    retryable: bool,
-    fallback: bool,
-) -> None:
-    wire_server.add_json(error_body(etype, "something went wrong"), status=status)
-    error = failure(claude_client())
-    assert (error.kind, error.retryable, error.error_class.fallback) == (kind, retryable, fallback)
-    assert error.error_class.status == status
-    if status == 403:
-        assert "permission" in error.error_class.reason
-
-
-def test_modelplug_classify_error_never_shows_the_key(
-    claude_client: MakeClient, wire_server: WireServer, planted_key: str
-) -> None:
-    wire_server.add_json(error_body("authentication_error", "invalid x-api-key"), status=401)
-    client = claude_client('api_key_env = "PLANTED_API_KEY"\n')
-    error = failure(client)
-    planted = client.settings.getenv("PLANTED_API_KEY")
-    headers = wire_server.requests[0].headers
-    assert planted and planted in headers.get("x-api-key", "") + headers.get("authorization", "")
-    assert planted not in str(error) and planted not in repr(error)
-    assert planted not in repr(error.route)
 
 
 def test_modelplug_classify_error_in_stream_overloaded_has_status_200() -> None:

@@ -146,3 +146,20 @@ def test_importing_the_plugin_does_not_import_the_sdk(tmp_path: Path) -> None:
         cwd=tmp_path,
     ).stdout.split()
     assert out == ["[]"]
+
+
+def test_modelplug_resolve_a_keyless_server_on_this_machine_needs_no_key(
+    make_client: MakeClient, modelplug_config_dir: Path
+) -> None:
+    write_user_config(
+        modelplug_config_dir,
+        '[providers.llama-claude]\ntype = "anthropic"\nbase_url = "http://127.0.0.1:8080"\n'
+        '[providers.slow]\ntype = "anthropic-batch"\nbase_url = "http://127.0.0.1:4000"\n',
+    )
+    client = make_client(modelplug_anthropic)
+    local = client.resolve("llama-claude/qwen3")
+    assert (local.endpoint.api_key_env, local.endpoint.local) == (None, True)
+    assert local.info.price_source == "local (free)"
+    # The Batch API is Anthropic's own, whatever proxy it goes through.
+    batch = client.resolve("slow/claude-opus-5")
+    assert (batch.endpoint.api_key_env, batch.endpoint.local) == ("ANTHROPIC_API_KEY", False)

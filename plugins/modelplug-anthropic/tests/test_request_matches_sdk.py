@@ -120,6 +120,7 @@ def gateway_client(
         "[providers.anthropic]\n"
         'type = "anthropic"\n'
         f'base_url = "{wire_server.url}/gateway"\n'
+        'api_key_env = "ANTHROPIC_API_KEY"\n'  # a loopback server named no key would get none
         'headers = { "x-team" = "core" }\n'
     )
     return make_client(modelplug_anthropic)

@@ -222,16 +222,15 @@ def _batch_error(error: BatchResultError) -> ErrorClass:
 
 
 def classify(error: BaseException, ours: bool = True) -> ErrorClass | None:
-    """The ErrorClass for this plugin's own errors and the SDK's (the Batch API's);
-    None otherwise.
+    """The ErrorClass for what is not a ModelError (core reads a ModelError's own class
+    first, this plugin's errors included): the SDK's errors (the Batch API's), a batch
+    result, a transport error on this plugin's route, an abort; None otherwise.
 
     ``ours``: the error happened on one of this plugin's routes, so a bare transport
     error (raised while the SDK reads a batch's results) is ours to classify too.
     """
     if isinstance(error, asyncio.CancelledError):
         return classify_generic(error)
-    if isinstance(error, AnthropicError):
-        return error.error_class
     if isinstance(error, BatchResultError):
         return _batch_error(error)
     sdk = sys.modules.get("anthropic")

@@ -5,15 +5,25 @@ Light on purpose: it runs on every ``resolve`` and must not import the SDK.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Literal
 
-from modelplug.plugin import Endpoint, ModelInfo, Provider, Route, Settings, check_base_url
+from modelplug.plugin import (
+    Endpoint,
+    ModelInfo,
+    Provider,
+    Route,
+    Settings,
+    declared_providers,
+    user_endpoint,
+)
 
 __all__ = [
     "BATCH",
     "STREAMING",
     "ThinkingMode",
+    "endpoint_for",
     "endpoint_types",
     "providers",
     "resolve",
@@ -79,31 +89,9 @@ def resolve(spec: str, settings: Settings, provider_type: str | None = None) -> 
     provider, model = parts
     if provider_type is not None and provider_type not in endpoint_types:
         return None
-    if not model:
+    endpoint = endpoint_for(provider, settings) if model else None
+    if endpoint is None:
         return None
-    own = settings.providers.get(provider)
-    if own is not None:
-        if own.type not in endpoint_types:
-            return None  # the user gave this name to another kind of provider
-        kind = own.type
-    elif provider in endpoint_types:
-        kind = provider
-    else:
-        return None
-    source_name = settings_source(provider, kind, settings)
-    source = settings.providers.get(source_name) if source_name is not None else None
-    base_url = None
-    if source is not None and source.base_url:
-        base_url = check_base_url(
-            source.base_url, allow_insecure_http=source.allow_insecure_http, provider=provider
-        )
-    endpoint = Endpoint(
-        type=kind,
-        base_url=base_url,
-        api_key_env=(source.api_key_env if source is not None else None) or DEFAULT_KEY_VARIABLE,
-        headers=dict(source.headers) if source is not None else {},
-        allow_insecure_http=source.allow_insecure_http if source is not None else False,
-    )
     return Route(
         provider=provider,
         model=model,
@@ -116,6 +104,29 @@ def resolve(spec: str, settings: Settings, provider_type: str | None = None) -> 
             structured_output="native" if _STRUCTURED.match(model) else "tool",
         ),
     )
+
+
+def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
+    """The endpoint of ``provider`` (None: not this plugin's). Without a base URL it is
+    Anthropic's, decided when sending. The Batch API is Anthropic's own even through a
+    loopback proxy: it is never local by its address."""
+    own = settings.providers.get(provider)
+    kind = own.type if own is not None else provider
+    if kind not in endpoint_types:
+        return None  # the user gave this name to another kind of provider
+    source = settings_source(provider, kind, settings) or provider
+    endpoint = user_endpoint(
+        settings,
+        source,
+        STREAMING if source != provider else kind,
+        builtin=provider in endpoint_types,
+        needs_base_url=False,
+        api_key_env=DEFAULT_KEY_VARIABLE,
+        local=False if kind == BATCH else None,
+    )
+    if endpoint is not None and endpoint.type != kind:
+        endpoint = dataclasses.replace(endpoint, type=kind)
+    return endpoint
 
 
 def settings_source(provider: str, kind: str, settings: Settings) -> str | None:
@@ -133,18 +144,18 @@ def settings_source(provider: str, kind: str, settings: Settings) -> str | None:
 
 
 def providers(settings: Settings) -> list[Provider]:
-    """The presets plus every user-defined provider of our endpoint types."""
-    out = [
-        Provider(name=kind, type=kind, native=True, example=EXAMPLE)
-        for kind in endpoint_types
-        if kind not in settings.providers
-    ]
-    out += [
-        Provider(name=n, type=p.type, example=EXAMPLE)
-        for n, p in settings.providers.items()
-        if p.type in endpoint_types
-    ]
-    return sorted(out, key=lambda p: p.name)
+    """The presets plus every user-defined provider of our endpoint types, all native
+    (the Messages API is Anthropic's own)."""
+    return sorted(
+        (
+            declared
+            for kind in endpoint_types
+            for declared in declared_providers(
+                settings, kind, builtin=[kind], native=True, example=EXAMPLE
+            )
+        ),
+        key=lambda p: p.name,
+    )
 
 
 def same_model_names(target: Route | str) -> set[str]:
