@@ -68,13 +68,16 @@ def gemini_client(
     monkeypatch: pytest.MonkeyPatch,
 ) -> Callable[..., Client]:
     """``gemini_client(extra_toml="")``: a Client with this plugin, the test key in
-    GEMINI_API_KEY and ``[providers.gemini]`` pointing at ``wire_server``."""
+    GEMINI_API_KEY and ``[providers.gemini]`` pointing at ``wire_server`` with
+    ``api_key_env = "GEMINI_API_KEY"`` (a loopback server that names no key variable
+    gets no key: here it stands in for Google's, which takes one)."""
     monkeypatch.setenv("GEMINI_API_KEY", TEST_KEY)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
 
     def make(extra_toml: str = "", *plugins: object, **kwargs: Any) -> Client:
         (modelplug_config_dir / "config.toml").write_text(
-            f'[providers.gemini]\ntype = "gemini"\nbase_url = "{wire_server.url}"\n' + extra_toml
+            f'[providers.gemini]\ntype = "gemini"\nbase_url = "{wire_server.url}"\n'
+            'api_key_env = "GEMINI_API_KEY"\n' + extra_toml
         )
         return make_client(modelplug_gemini, *plugins, **kwargs)
 

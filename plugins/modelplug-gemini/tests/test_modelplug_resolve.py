@@ -83,3 +83,18 @@ def test_a_project_file_cannot_set_the_base_url(
     with pytest.warns(Warning, match="providers"):
         client = make_client(modelplug_gemini)
     assert client.resolve("gemini/gemini-2.5-flash").endpoint.base_url is None
+
+
+def test_a_keyless_gemini_server_on_this_machine_needs_no_key_and_vertex_is_never_local(
+    make_client: Callable[..., Client], modelplug_config_dir: Path
+) -> None:
+    (modelplug_config_dir / "config.toml").write_text(
+        '[providers.box]\ntype = "gemini"\nbase_url = "http://127.0.0.1:8080"\n'
+        '[providers.vx]\ntype = "vertex"\nbase_url = "http://127.0.0.1:8081"\n'
+    )
+    client = make_client(modelplug_gemini)
+    box = client.resolve("box/gemma-3")
+    assert (box.endpoint.api_key_env, box.endpoint.local) == (None, True)
+    assert box.info.price_source == "local (free)"
+    # Vertex sends Google Cloud credentials wherever it goes: a proxy to a paid API.
+    assert client.resolve("vx/gemini-2.5-flash").endpoint.local is False

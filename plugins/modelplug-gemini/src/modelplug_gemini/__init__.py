@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING
 from modelplug.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, ErrorClass, Provider, Settings
+    from modelplug.plugin import Client, Provider, Settings
     from modelplug.types import Event, ModelInfo, Request, Route
 
 __all__ = [
-    "modelplug_classify_error",
     "modelplug_probe",
     "modelplug_providers",
     "modelplug_resolve",
@@ -53,17 +52,6 @@ def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIte
         # Read the key now: a missing one fails before anything is sent.
         api_key(client, route)
     return stream_generate(route, request, client)
-
-
-@hookimpl
-def modelplug_classify_error(error: BaseException, route: Route | None) -> ErrorClass | None:
-    if route is None or route.endpoint.type not in _TYPES:
-        return None
-    from .errors import GeminiError
-
-    if isinstance(error, GeminiError):
-        return error.error_class
-    return None
 
 
 @hookimpl

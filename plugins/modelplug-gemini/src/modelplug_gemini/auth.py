@@ -23,10 +23,13 @@ __all__ = ["api_key", "auth_headers", "vertex_credentials"]
 SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 
 
-def api_key(client: Client, route: Route) -> str:
+def api_key(client: Client, route: Route) -> str | None:
     """The Gemini API key: the provider's variable; for the default one,
-    ``GEMINI_API_KEY`` and then ``GOOGLE_API_KEY``. Missing: "Set GEMINI_API_KEY..."."""
-    variable = route.endpoint.api_key_env or DEFAULT_KEY_VARIABLE
+    ``GEMINI_API_KEY`` and then ``GOOGLE_API_KEY``. Missing: "Set GEMINI_API_KEY...".
+    None for a provider with no key variable (a server on this machine takes none)."""
+    variable = route.endpoint.api_key_env
+    if variable is None:
+        return None
     key = client.settings.api_key(variable, route.provider, required=False)
     if key is None and variable == DEFAULT_KEY_VARIABLE:
         key = client.settings.api_key(SECOND_KEY_VARIABLE, route.provider, required=False)
@@ -89,7 +92,9 @@ async def auth_headers(client: Client, route: Route, credentials: Any | None) ->
         k: v for k, v in headers.items() if k.lower() not in ("authorization", "x-goog-api-key")
     }
     if credentials is None:
-        headers["x-goog-api-key"] = api_key(client, route)
+        key = api_key(client, route)
+        if key is not None:
+            headers["x-goog-api-key"] = key
     else:
         headers["authorization"] = f"Bearer {await bearer_token(credentials)}"
     return headers

@@ -9,12 +9,21 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from modelplug.plugin import Endpoint, ModelInfo, Provider, Route, Settings, check_base_url
+from modelplug.plugin import (
+    Endpoint,
+    ModelInfo,
+    Provider,
+    Route,
+    Settings,
+    declared_providers,
+    user_endpoint,
+)
 
 __all__ = [
     "DEFAULT_KEY_VARIABLE",
     "GEMINI",
     "VERTEX",
+    "endpoint_for",
     "endpoint_types",
     "model_generation",
     "providers",
@@ -75,33 +84,10 @@ def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route |
     provider, model = parts
     if provider_type is not None and provider_type not in endpoint_types:
         return None
-    own = settings.providers.get(provider)
-    if own is not None:
-        if own.type not in endpoint_types:
-            return None  # the user gave this name to another kind of provider
-        kind = own.type
-    elif provider in endpoint_types:
-        kind = provider
-    else:
-        return None
-    if not model:
+    endpoint = endpoint_for(provider, settings) if model else None
+    if endpoint is None:
         return None
     model = model.removeprefix("models/")
-    base_url = None
-    if own is not None and own.base_url:
-        base_url = check_base_url(
-            own.base_url, allow_insecure_http=own.allow_insecure_http, provider=provider
-        ).rstrip("/")
-    key_variable = None
-    if kind == GEMINI:
-        key_variable = (own.api_key_env if own is not None else None) or DEFAULT_KEY_VARIABLE
-    endpoint = Endpoint(
-        type=kind,
-        base_url=base_url,
-        api_key_env=key_variable,
-        headers=dict(own.headers) if own is not None else {},
-        allow_insecure_http=own.allow_insecure_http if own is not None else False,
-    )
     return Route(
         provider=provider,
         model=model,
@@ -115,16 +101,36 @@ def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route |
     )
 
 
+def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
+    """The endpoint of ``provider`` (None: not this plugin's). Without a base URL it is
+    Google's, decided when sending (Vertex's host depends on its location). Vertex
+    authenticates with Google Cloud credentials, not a key: it is never local by its
+    address."""
+    own = settings.providers.get(provider)
+    kind = own.type if own is not None else provider
+    if kind not in endpoint_types:
+        return None  # the user gave this name to another kind of provider
+    return user_endpoint(
+        settings,
+        provider,
+        kind,
+        builtin=provider in endpoint_types,
+        needs_base_url=False,
+        api_key_env=DEFAULT_KEY_VARIABLE if kind == GEMINI else None,
+        local=False if kind == VERTEX else None,
+    )
+
+
 def providers(settings: Settings) -> list[Provider]:
-    """``gemini`` and ``vertex`` (native), plus every user provider of those types."""
-    out = [
-        Provider(name=kind, type=kind, native=True, example=EXAMPLE)
-        for kind in endpoint_types
-        if kind not in settings.providers
-    ]
-    out += [
-        Provider(name=name, type=entry.type, example=EXAMPLE)
-        for name, entry in settings.providers.items()
-        if entry.type in endpoint_types
-    ]
-    return sorted(out, key=lambda p: p.name)
+    """``gemini`` and ``vertex`` and every user provider of those types, all native
+    (Google's own APIs)."""
+    return sorted(
+        (
+            declared
+            for kind in endpoint_types
+            for declared in declared_providers(
+                settings, kind, builtin=[kind], native=True, example=EXAMPLE
+            )
+        ),
+        key=lambda p: p.name,
+    )

@@ -1,5 +1,5 @@
-"""Errors: Google's status bodies on a real socket become classified ModelErrors, and
-modelplug_classify_error answers for them."""
+"""Errors: Google's status bodies on a real socket become classified ModelErrors (the
+class core's ``Client.classify`` reads first)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import modelplug_gemini
 import pytest
 from modelplug.client import Client
 from modelplug.plugin import ModelError
@@ -147,14 +146,10 @@ def test_an_error_event_mid_stream_keeps_the_partial_output(
     assert caught.value.partial is not None and caught.value.partial.text == "Partial answer"
 
 
-def test_modelplug_classify_error_answers_for_its_errors_only(
+def test_client_classify_reads_the_errors_own_class(
     gemini_client: Callable[..., Client], wire_server: WireServer
 ) -> None:
     client = gemini_client()
     error = failure(client, wire_server, 503, google_error(503, "UNAVAILABLE", "overloaded"))
-    route = client.resolve("gemini/gemini-2.5-flash")
-    assert modelplug_gemini.modelplug_classify_error(error, route) is error.error_class
-    assert modelplug_gemini.modelplug_classify_error(ValueError("x"), route) is None
-    other = client.resolve("gemini/gemini-2.5-flash")
-    other.endpoint.type = "openai-compatible"
-    assert modelplug_gemini.modelplug_classify_error(error, other) is None
+    assert error.kind == "overloaded"
+    assert client.classify(error, client.resolve("gemini/gemini-2.5-flash")) is error.error_class
