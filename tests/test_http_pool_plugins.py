@@ -13,10 +13,10 @@ import pytest
 # (plugin, module, how that module's shared client is reached from a Client)
 SHARED = [
     ("modelplug-anthropic", "modelplug_anthropic.sdk", lambda m, c: m.shared(c).http),
-    ("modelplug-gemini", "modelplug_gemini.http", lambda m, c: m.shared_http(c).http),
-    ("modelplug-ollama", "modelplug_ollama.http", lambda m, c: m.shared_http(c)[0]),
+    ("modelplug-gemini", "modelplug_gemini.http", lambda m, c: m.HTTP.shared(c).http),
+    ("modelplug-ollama", "modelplug_ollama.http", lambda m, c: m.HTTP.shared(c).http),
     ("modelplug-openai", "modelplug_openai.http", lambda m, c: m.HTTP.shared(c).http),
-    ("modelplug-openai-compat", "modelplug_openai_compat.http", lambda m, c: m.shared_http(c)[0]),
+    ("modelplug-openai-compat", "modelplug_openai_compat.http", lambda m, c: m.HTTP.shared(c).http),
 ]
 
 

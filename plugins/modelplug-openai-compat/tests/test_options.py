@@ -53,7 +53,8 @@ def test_options_are_read_once_per_client_and_used(compat, wire_server, monkeypa
         for _ in range(3):
             wire_server.add_sse(ANSWER, done=True)
             assert (await client.acomplete("wire/m", "hi")).text == "ok"
-        shared, options = http.shared_http(client)
+        pair = http.HTTP.shared(client)
+        shared, options = pair.http, pair.options
         assert (shared.timeout.read, options.read_timeout) == (12.0, 12.0)
         await client.aclose()
         assert shared.is_closed

@@ -21,7 +21,7 @@ def made_with(client: Any, monkeypatch: Any) -> dict[str, Any]:
     monkeypatch.setattr(httpx2, "AsyncClient", recording)
 
     async def make() -> None:
-        http.shared_http(client)
+        http.HTTP.shared(client)
         await client.aclose()
 
     asyncio.run(make())

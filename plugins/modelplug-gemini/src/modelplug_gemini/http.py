@@ -22,7 +22,7 @@ from .routes import VERTEX
 if TYPE_CHECKING:
     from modelplug.plugin import Client, Route
 
-__all__ = ["HTTP", "Target", "prepare", "shared_http", "target_for"]
+__all__ = ["HTTP", "Target", "prepare", "target_for"]
 
 GEMINI_BASE = "https://generativelanguage.googleapis.com"
 HTTP_KEY = "modelplug-gemini"
@@ -105,4 +105,3 @@ async def prepare(route: Route, client: Client) -> tuple[Target, dict[str, str]]
 
 
 #: The running loop's shared AsyncClient (``.http``) and options (``.options``).
-shared_http = HTTP.shared

@@ -14,10 +14,9 @@ from modelplug.plugin import ProviderHTTP, Timeouts, provider_headers
 from .errors import ERRORS, SECTION
 
 if TYPE_CHECKING:
-    import httpx2
-    from modelplug.plugin import Client, Route, Settings
+    from modelplug.plugin import Route, Settings
 
-__all__ = ["HTTP", "Options", "request_headers", "shared_http"]
+__all__ = ["HTTP", "Options", "request_headers"]
 
 
 @dataclass(frozen=True)
@@ -39,12 +38,6 @@ class Options(Timeouts):
 
 
 HTTP = ProviderHTTP("modelplug-ollama", section=SECTION, errors=ERRORS, options=Options)
-
-
-def shared_http(client: Client) -> tuple[httpx2.AsyncClient, Options]:
-    """The running loop's shared AsyncClient and the options it was made with."""
-    shared = HTTP.shared(client)
-    return shared.http, shared.options
 
 
 def request_headers(

@@ -13,10 +13,9 @@ from modelplug.plugin import ProviderHTTP, Timeouts, provider_headers
 from .errors import ERRORS
 
 if TYPE_CHECKING:
-    import httpx2
     from modelplug.plugin import Client, Route, Settings
 
-__all__ = ["HTTP", "Options", "options_of", "request_headers", "shared_http"]
+__all__ = ["HTTP", "Options", "options_of", "request_headers"]
 
 SECTION = "openai-compat"
 HTTP_KEY = "modelplug-openai-compat"
@@ -35,12 +34,6 @@ HTTP = ProviderHTTP(HTTP_KEY, section=SECTION, errors=ERRORS, options=Options)
 def options_of(client: Client) -> Options:
     """The ``[openai-compat]`` table, checked once per event loop."""
     return HTTP.options(client)
-
-
-def shared_http(client: Client) -> tuple[httpx2.AsyncClient, Options]:
-    """The running loop's shared AsyncClient and the options it was made with."""
-    shared = HTTP.shared(client)
-    return shared.http, shared.options
 
 
 def request_headers(
