@@ -83,6 +83,21 @@ class ErrorClass:
         if self.kind == "aborted" and (self.retryable or self.fallback):
             raise ValueError("an abort is never retried nor falls back")
 
+    @classmethod
+    def transient(
+        cls, reason: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> ErrorClass:
+        """A failure the same request may not meet again, another model may not either:
+        what a server failing mid-answer, with nothing more conclusive said, is."""
+        return cls(
+            kind="transient",
+            retryable=True,
+            fallback=True,
+            retry_after=retry_after,
+            status=status,
+            reason=reason,
+        )
+
 
 class ModelplugError(Exception):
     """Base of every modelplug exception. The message is redacted of known secrets."""

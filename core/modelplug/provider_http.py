@@ -253,12 +253,7 @@ class WireErrors:
         message = error_message(data)
         found = class_for_status(None, error_type=error_type(data), text=message)
         if found is None:
-            found = ErrorClass(
-                kind="transient",
-                retryable=True,
-                fallback=True,
-                reason="the server reported an error mid-stream",
-            )
+            found = ErrorClass.transient("the server reported an error mid-stream")
         text = f"{route.provider} reported an error mid-stream: {message}"
         return self.make(text, found, route, partial=partial, body=data)
 

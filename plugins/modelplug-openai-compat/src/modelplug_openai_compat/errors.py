@@ -184,13 +184,7 @@ def class_for_status(
         status, error_type=error_type, text=text, retry_after=retry_after
     )
     if error_class is None:
-        return ErrorClass(
-            kind="transient",
-            retryable=True,
-            fallback=True,
-            status=status,
-            reason="the server reported an error mid-stream",
-        )
+        return ErrorClass.transient("the server reported an error mid-stream", status=status)
     if error_class.kind == "rate_limit" and reason:
         return dataclasses.replace(error_class, reason=f"rate limited ({reason})")
     if error_class.kind == "not_found":

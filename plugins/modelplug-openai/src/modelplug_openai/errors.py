@@ -111,14 +111,8 @@ def classify(
     if found is None and code in ("invalid_prompt", "invalid_request_error", "invalid_image"):
         found = ErrorClass(kind="bad_request", status=status, reason=f"refused: {code}")
     if found is None:
-        return ErrorClass(
-            kind="transient",
-            retryable=True,
-            fallback=True,
-            retry_after=retry_after,
-            status=status,
-            reason=f"the server failed ({code})" if code else "the server failed mid-stream",
-        )
+        reason = f"the server failed ({code})" if code else "the server failed mid-stream"
+        return ErrorClass.transient(reason, status=status, retry_after=retry_after)
     if found.kind == "not_found":
         return dataclasses.replace(found, reason="model or endpoint not found")
     return found
