@@ -198,11 +198,29 @@ class WireErrors:
                 status=status,
                 reason="the server reported an error",
             )
-        where = f"{route.provider} answered {status}"
+        text = self.wording(f"{route.provider} answered {status}", message, retry_after=retry_after)
+        return self.make(text, found, route, status=status, headers=headers, body=data)
+
+    @staticmethod
+    def wording(
+        where: str,
+        message: str,
+        *,
+        detail: str = "",
+        hint: str = "",
+        retry_after: float | None = None,
+    ) -> str:
+        """An error's one line, the same in every plugin: where it happened, the
+        server's own words, a detail in parentheses (a code, a queue), a hint saying
+        what to do, and the wait the server asked for."""
         text = f"{where}: {message}" if message else where
+        if detail:
+            text += f" ({detail})"
+        if hint:
+            text += f"; {hint}"
         if retry_after is not None:
             text += f"; retry after {retry_after:g} s"
-        return self.make(text, found, route, status=status, headers=headers, body=data)
+        return text
 
     def unreachable(
         self, route: Route, *, base: str | None = None, settings: Settings | None = None

@@ -208,13 +208,9 @@ def http_error(
     queue = backpressure_text(headers, body) if status == 429 else ""
     error_class = class_for_status(status, message, retry_after, queue, error_type(body))
     where = f"{route.provider} answered {status}" if status else f"{route.provider} failed"
-    text = f"{where}: {message}" if message else where
-    if error_class.kind == "context_overflow":
-        text += "; " + CONTEXT_HINT.format(name=route.name)
-    if queue:
-        text += f" ({queue})"
-    if retry_after is not None:
-        text += f"; retry after {retry_after:g} s"
+    overflow = error_class.kind == "context_overflow"
+    hint = CONTEXT_HINT.format(name=route.name) if overflow else ""
+    text = ERRORS.wording(where, message, detail=queue, hint=hint, retry_after=retry_after)
     return HTTPStatusError(
         text,
         status=status,

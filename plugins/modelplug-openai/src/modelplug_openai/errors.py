@@ -149,13 +149,8 @@ def _error(
         if retry_after is None and status == 429:
             retry_after = rate_limit_reset(headers)
     error_class = classify(status, code, message, retry_after)
-    text = f"{where}: {message}" if message else where
-    if code:
-        text += f" ({code})"
-    if error_class.kind == "context_overflow":
-        text += "; " + CONTEXT_HINT.format(name=route.name)
-    if retry_after is not None:
-        text += f"; retry after {retry_after:g} s"
+    hint = CONTEXT_HINT.format(name=route.name) if error_class.kind == "context_overflow" else ""
+    text = WireErrors.wording(where, message, detail=code or "", hint=hint, retry_after=retry_after)
     return ResponsesError(
         text,
         error_class=error_class,
