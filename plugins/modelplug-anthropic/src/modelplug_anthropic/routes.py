@@ -70,26 +70,18 @@ def supports_effort(model: str, effort: str) -> bool:
     return not (effort == "xhigh" and _NO_XHIGH.match(model))
 
 
-def _split(spec: str) -> tuple[str, str] | None:
-    provider, sep, model = spec.partition("/")
-    if sep:
-        return provider, model
-    if spec.startswith("claude-"):
-        return STREAMING, spec
-    return None
-
-
 def resolve(spec: str, settings: Settings, provider_type: str | None = None) -> Route | None:
     """The Route for ``anthropic/<model>``, ``anthropic-batch/<model>``, a bare
     ``claude-*`` id, or ``<name>/<model>`` where ``name`` is a provider of type
-    ``anthropic`` or ``anthropic-batch`` in the user's own settings file."""
-    parts = _split(spec)
-    if parts is None:
-        return None
-    provider, model = parts
-    if provider_type is not None and provider_type not in endpoint_types:
-        return None
-    endpoint = endpoint_for(provider, settings) if model else None
+    ``anthropic`` or ``anthropic-batch`` in the user's own settings file.
+
+    ``provider_type`` is core's word on the name's type (the user's table, else the
+    declaring plugin's); a bare id belongs to ``anthropic`` while that name is ours."""
+    provider, slash, model = spec.partition("/")
+    if not slash and spec.startswith("claude-"):
+        own = settings.providers.get(STREAMING)
+        provider, model, provider_type = STREAMING, spec, own.type if own else STREAMING
+    endpoint = endpoint_for(provider, provider_type, settings) if model else None
     if endpoint is None:
         return None
     return Route(
@@ -106,27 +98,26 @@ def resolve(spec: str, settings: Settings, provider_type: str | None = None) -> 
     )
 
 
-def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
-    """The endpoint of ``provider`` (None: not this plugin's). Without a base URL it is
-    Anthropic's, decided when sending. The Batch API is Anthropic's own even through a
-    loopback proxy: it is never local by its address."""
-    own = settings.providers.get(provider)
-    kind = own.type if own is not None else provider
+def endpoint_for(provider: str, kind: str | None, settings: Settings) -> Endpoint | None:
+    """The endpoint of ``provider`` of type ``kind`` (None: not one of ours). Without a
+    base URL it is Anthropic's, decided when sending. A batch provider without a table
+    of its own reaches the ``anthropic`` table's server; the Batch API is Anthropic's
+    own even through a loopback proxy, so it is never local by its address."""
     if kind not in endpoint_types:
-        return None  # the user gave this name to another kind of provider
+        return None
     source = settings_source(provider, kind, settings) or provider
     endpoint = user_endpoint(
         settings,
         source,
-        STREAMING if source != provider else kind,
+        kind if source == provider else STREAMING,
         builtin=provider in endpoint_types,
         needs_base_url=False,
         api_key_env=DEFAULT_KEY_VARIABLE,
         local=False if kind == BATCH else None,
     )
-    if endpoint is not None and endpoint.type != kind:
-        endpoint = dataclasses.replace(endpoint, type=kind)
-    return endpoint
+    if endpoint is None or endpoint.type == kind:
+        return endpoint
+    return dataclasses.replace(endpoint, type=kind)
 
 
 def settings_source(provider: str, kind: str, settings: Settings) -> str | None:
@@ -146,16 +137,10 @@ def settings_source(provider: str, kind: str, settings: Settings) -> str | None:
 def providers(settings: Settings) -> list[Provider]:
     """The presets plus every user-defined provider of our endpoint types, all native
     (the Messages API is Anthropic's own)."""
-    return sorted(
-        (
-            declared
-            for kind in endpoint_types
-            for declared in declared_providers(
-                settings, kind, builtin=[kind], native=True, example=EXAMPLE
-            )
-        ),
-        key=lambda p: p.name,
-    )
+    return [
+        *declared_providers(settings, STREAMING, builtin=[STREAMING], native=True, example=EXAMPLE),
+        *declared_providers(settings, BATCH, builtin=[BATCH], native=True, example=EXAMPLE),
+    ]
 
 
 def same_model_names(target: Route | str) -> set[str]:
