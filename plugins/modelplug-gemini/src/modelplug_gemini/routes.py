@@ -10,7 +10,6 @@ import re
 from typing import Literal
 
 from modelplug.plugin import (
-    Endpoint,
     ModelInfo,
     Provider,
     Route,
@@ -23,7 +22,6 @@ __all__ = [
     "DEFAULT_KEY_VARIABLE",
     "GEMINI",
     "VERTEX",
-    "endpoint_for",
     "endpoint_types",
     "model_generation",
     "providers",
@@ -65,72 +63,44 @@ def thinking_mode(model: str) -> Literal["always", "optional", "never"] | None:
     return "never"
 
 
-def _split(spec: str) -> tuple[str, str] | None:
-    provider, sep, model = spec.partition("/")
-    if sep:
-        return provider, model
-    if spec.startswith("gemini-"):
-        return GEMINI, spec
-    return None
-
-
 def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route | None:
     """The Route for ``gemini/<model>``, ``vertex/<model>``, a bare ``gemini-*`` id, or
     ``<name>/<model>`` where ``name`` is the user's own provider of type ``gemini`` or
-    ``vertex``."""
-    parts = _split(spec)
-    if parts is None:
-        return None
-    provider, model = parts
-    if provider_type is not None and provider_type not in endpoint_types:
-        return None
-    endpoint = endpoint_for(provider, settings) if model else None
-    if endpoint is None:
+    ``vertex``. ``provider_type`` is core's word on the name's type; a bare id belongs to
+    ``gemini`` while that name is ours."""
+    provider, slash, model = spec.partition("/")
+    if not slash and spec.startswith("gemini-"):
+        own = settings.providers.get(GEMINI)
+        provider, model, provider_type = GEMINI, spec, own.type if own else GEMINI
+    if provider_type not in endpoint_types or not model:
         return None
     model = model.removeprefix("models/")
-    return Route(
-        provider=provider,
-        model=model,
-        endpoint=endpoint,
-        info=ModelInfo(
-            supports_tools=True,
-            supports_images=True,
-            thinking=thinking_mode(model),
-            structured_output="native",
-        ),
-    )
-
-
-def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
-    """The endpoint of ``provider`` (None: not this plugin's). Without a base URL it is
-    Google's, decided when sending (Vertex's host depends on its location). Vertex
-    authenticates with Google Cloud credentials, not a key: it is never local by its
-    address."""
-    own = settings.providers.get(provider)
-    kind = own.type if own is not None else provider
-    if kind not in endpoint_types:
-        return None  # the user gave this name to another kind of provider
-    return user_endpoint(
+    # Without a base URL: Google's, decided when sending (Vertex's host depends on its
+    # location). Vertex sends Google Cloud credentials, never a key, wherever it goes:
+    # it is never local by its address.
+    endpoint = user_endpoint(
         settings,
         provider,
-        kind,
+        provider_type,
         builtin=provider in endpoint_types,
         needs_base_url=False,
-        api_key_env=DEFAULT_KEY_VARIABLE if kind == GEMINI else None,
-        local=False if kind == VERTEX else None,
+        api_key_env=DEFAULT_KEY_VARIABLE if provider_type == GEMINI else None,
+        local=False if provider_type == VERTEX else None,
     )
+    if endpoint is None:
+        return None
+    info = ModelInfo(
+        supports_tools=True,
+        supports_images=True,
+        thinking=thinking_mode(model),
+        structured_output="native",
+    )
+    return Route(provider=provider, model=model, endpoint=endpoint, info=info)
 
 
 def providers(settings: Settings) -> list[Provider]:
     """``gemini`` and ``vertex`` and every user provider of those types, all native
     (Google's own APIs)."""
-    return sorted(
-        (
-            declared
-            for kind in endpoint_types
-            for declared in declared_providers(
-                settings, kind, builtin=[kind], native=True, example=EXAMPLE
-            )
-        ),
-        key=lambda p: p.name,
-    )
+    gemini = declared_providers(settings, GEMINI, builtin=[GEMINI], native=True, example=EXAMPLE)
+    vertex = declared_providers(settings, VERTEX, builtin=[VERTEX], native=True, example=EXAMPLE)
+    return gemini + vertex
