@@ -129,9 +129,10 @@ def test_modelplug_resolve_ignores_other_providers_and_types(tmp_path):
     assert plugin.modelplug_resolve("qwen3", settings, None) is None
 
 
-def test_modelplug_resolve_needs_a_model(tmp_path):
-    with pytest.raises(ConfigError, match="names no model"):
-        plugin.modelplug_resolve("ollama/", settings_with(tmp_path), None)
+def test_modelplug_resolve_needs_a_model(tmp_path, make_client):
+    assert plugin.modelplug_resolve("ollama/", settings_with(tmp_path), None) is None
+    with pytest.raises(ConfigError, match="names no model"):  # core's words, first
+        make_client("modelplug-openai-compat", entry_points=True).resolve("ollama/")
 
 
 def test_modelplug_resolve_user_provider_needs_a_base_url(tmp_path):

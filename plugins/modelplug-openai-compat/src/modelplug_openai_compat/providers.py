@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from modelplug.plugin import (
-    ConfigError,
-    Endpoint,
     ModelInfo,
     Provider,
     Route,
@@ -60,11 +58,14 @@ def provider_names(settings: Settings) -> list[Provider]:
     return declared_providers(settings, TYPE, builtin=PRESETS)
 
 
-def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
-    """The endpoint of ``provider``, or None when this plugin does not serve it. A local
-    preset is local (free) even with a key; any other provider by core's rule."""
+def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route | None:
+    """``provider/model`` -> Route, split at the first ``/`` (``openrouter/qwen/x``)."""
+    provider, _, model = spec.partition("/")
+    if not model or provider_type not in (None, TYPE):
+        return None  # (a spec naming no model never comes here: core refuses it first)
+    # A local preset is local (free) even with a key; any other provider by core's rule.
     preset = PRESETS.get(provider, NO_PRESET)
-    return user_endpoint(
+    endpoint = user_endpoint(
         settings,
         provider,
         TYPE,
@@ -75,20 +76,8 @@ def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
         server=preset.server,
         servers=SERVERS,
     )
-
-
-def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route | None:
-    """``provider/model`` -> Route, split at the first ``/`` (``openrouter/qwen/x``)."""
-    provider, slash, model = spec.partition("/")
-    if not slash or provider_type not in (None, TYPE):
-        return None
-    endpoint = endpoint_for(provider, settings)
     if endpoint is None:
         return None
-    if not model:
-        raise ConfigError(
-            f"the spec {spec!r} names no model; write {provider}/<model id>, e.g. {provider}/qwen3"
-        )
     # Servers known to constrain decoding answer a schema natively; of an unknown
     # server nothing is assumed, and core picks tool or prompt mode.
     info = ModelInfo(structured_output="native" if endpoint.server in STRUCTURED_SERVERS else None)
