@@ -10,7 +10,6 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from modelplug.plugin import (
-    ConfigError,
     Endpoint,
     ModelInfo,
     Provider,
@@ -47,31 +46,18 @@ def is_azure(endpoint: Endpoint) -> bool:
     return host.endswith((".openai.azure.com", ".cognitiveservices.azure.com"))
 
 
-def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
-    """The endpoint of ``provider``, or None when this plugin does not serve it."""
-    own = provider == OPENAI
-    return user_endpoint(
-        settings,
-        provider,
-        TYPE,
-        builtin=own,
-        base_url=DEFAULT_BASE_URL if own else None,
-        api_key_env=DEFAULT_KEY,
-    )
-
-
 def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route | None:
     """``openai/<model>`` or ``<name>/<model>`` for a provider of this type -> Route."""
-    provider, slash, model = spec.partition("/")
-    if not slash or provider_type not in (None, TYPE):
-        return None
-    endpoint = endpoint_for(provider, settings)
+    provider, _, model = spec.partition("/")
+    if not model or provider_type not in (None, TYPE):
+        return None  # (a spec naming no model never comes here: core refuses it first)
+    builtin = provider == OPENAI
+    base_url = DEFAULT_BASE_URL if builtin else None
+    endpoint = user_endpoint(
+        settings, provider, TYPE, builtin=builtin, base_url=base_url, api_key_env=DEFAULT_KEY
+    )
     if endpoint is None:
         return None
-    if not model:
-        raise ConfigError(
-            f"the spec {spec!r} names no model; write {provider}/<model id>, e.g. {provider}/gpt-5"
-        )
     info = ModelInfo(
         supports_tools=True,
         thinking=thinking_mode(model),
