@@ -135,16 +135,11 @@ def endpoint_for(provider: str, settings: Settings) -> Endpoint | None:
 def resolve(spec: str, settings: Settings, provider_type: str | None) -> Route | None:
     """``provider/model`` -> Route, split at the first ``/`` (a model id may hold ``/``
     too: ``ollama/hf.co/org/model:Q4``)."""
-    provider, slash, model = spec.partition("/")
-    if not slash or provider_type not in (None, TYPE):
+    provider, _, model = spec.partition("/")
+    # A spec naming no model never comes here: core refuses it first.
+    endpoint = endpoint_for(provider, settings) if provider_type in (None, TYPE) else None
+    if endpoint is None or not model:
         return None
-    endpoint = endpoint_for(provider, settings)
-    if endpoint is None:
-        return None
-    if not model:
-        raise ConfigError(
-            f"the spec {spec!r} names no model; write {provider}/<model>, e.g. {provider}/qwen3:8b"
-        )
     # Ollama's ``format`` takes a JSON schema for every model it serves.
     info = ModelInfo(structured_output="native")
     known = settings.model_settings(provider, model)
