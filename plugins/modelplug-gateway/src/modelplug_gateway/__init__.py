@@ -1,0 +1,28 @@
+"""modelplug-gateway: one HTTP endpoint that OpenAI and Anthropic clients call, in
+front of every provider modelplug serves.
+
+``modelplug gateway serve`` runs it (see the README). Importing this module costs
+nothing: uvicorn and the app load when the server starts.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from modelplug.plugin import hookimpl
+
+if TYPE_CHECKING:
+    import argparse
+
+    from modelplug.plugin import Client
+
+__version__ = "1.0.0"
+__all__ = ["modelplug_cli_commands"]
+
+
+@hookimpl
+def modelplug_cli_commands(subparsers: argparse._SubParsersAction[Any], client: Client) -> None:
+    """``modelplug gateway``: ``serve`` (and the subcommands other parts add)."""
+    from .cli import add_commands
+
+    add_commands(subparsers)

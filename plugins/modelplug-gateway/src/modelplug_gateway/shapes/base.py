@@ -1,0 +1,70 @@
+"""What every API shape gives the app: parse a body, build an answer, stream events,
+and word an error the way that API's SDKs read it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from modelplug.types import Event, Request, Response
+
+__all__ = ["Parsed", "Shape", "ShapeError"]
+
+
+class ShapeError(Exception):
+    """A request the caller's shape refuses (a 4xx in that shape's error body)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int = 400,
+        kind: str = "invalid_request_error",
+        param: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+        self.message = message
+        self.param = param
+
+
+@dataclass
+class Parsed:
+    """A caller's body read into modelplug's terms."""
+
+    model: str
+    """The spec, alias or role as the caller named it."""
+    request: Request
+    stream: bool
+    include_usage: bool = True
+    """OpenAI's ``stream_options.include_usage``; shapes that always report usage keep True."""
+
+
+class Shape(Protocol):
+    """One API's request and answer shapes; stateless, one instance per app."""
+
+    name: str
+    """``"openai"`` or ``"anthropic"``."""
+
+    def parse(self, body: dict[str, Any]) -> Parsed:
+        """Read a decoded JSON body; raise :class:`ShapeError` for what it refuses."""
+        ...
+
+    def response(self, response: Response, model: str) -> dict[str, Any]:
+        """The non-streamed answer body for ``response``; ``model`` is the name to
+        report (the caller's)."""
+        ...
+
+    def stream(
+        self, events: AsyncIterator[Event], model: str, parsed: Parsed
+    ) -> AsyncIterator[bytes]:
+        """SSE frames, each as its event arrives. A ModelError raised by ``events``
+        after the stream began becomes the shape's in-stream error frame."""
+        ...
+
+    def error_body(self, status: int, kind: str, message: str) -> dict[str, Any]:
+        """The error body this API's clients parse for ``status``."""
+        ...
