@@ -17,7 +17,7 @@ window = 60                # seconds (rpm and tpm count per window)
 spend = "5.00"             # a Decimal in the price's currency
 currency = "USD"
 tokens = 2000000
-period = "day"             # call, hour, day, month, total (UTC calendar periods)
+period = "day"             # call, hour, day, week, month, total (UTC calendar periods)
 scope = "all"              # all, "role:NAME", "model:provider/model", project
 ```
 
@@ -41,7 +41,7 @@ from .stores import STORES
 
 __all__ = ["PERIODS", "Budget", "LimitsOptions", "RateLimit", "load_options"]
 
-PERIODS = ("call", "hour", "day", "month", "total")
+PERIODS = ("call", "hour", "day", "week", "month", "total")
 GENERAL = ("max_wait", "unknown_price", "default_max_tokens", "store", "budgets")
 
 

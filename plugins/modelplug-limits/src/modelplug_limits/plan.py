@@ -33,6 +33,7 @@ PERIOD_WORDS = {
     "call": "per call",
     "hour": "per hour",
     "day": "per day",
+    "week": "per week",
     "month": "per month",
     "total": "in total",
 }
@@ -92,6 +93,10 @@ def _period(period: str, now: float) -> tuple[float, float, str, str | None]:
     elif period == "day":
         start = moment.replace(hour=0, minute=0, second=0, microsecond=0)
         end, name = start + timedelta(days=1), start.strftime("%Y-%m-%d")
+    elif period == "week":  # ISO weeks: Monday 00:00 UTC
+        start = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+        start -= timedelta(days=start.weekday())
+        end, name = start + timedelta(days=7), start.strftime("%G-W%V")
     else:  # month
         start = moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
         end = (start + timedelta(days=32)).replace(day=1)
