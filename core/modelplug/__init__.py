@@ -18,7 +18,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import AsyncIterator, Iterator, Sequence
 
     from .client import Client as Client
     from .client import EventCallback
@@ -55,6 +55,8 @@ if TYPE_CHECKING:
     from .types import Cost as Cost
     from .types import Done as Done
     from .types import Effort as Effort
+    from .types import Embeddings as Embeddings
+    from .types import EmbedRequest as EmbedRequest
     from .types import Event as Event
     from .types import ImageBlock as ImageBlock
     from .types import Message as Message
@@ -117,6 +119,8 @@ _TYPES = [
     "Cost",
     "Done",
     "Effort",
+    "EmbedRequest",
+    "Embeddings",
     "Endpoint",
     "Event",
     "ImageBlock",
@@ -154,9 +158,11 @@ _EXPORTS.update(dict.fromkeys(_ROUTE_RECORDS, "routes"))
 __all__ = [
     *sorted(_EXPORTS),
     "acomplete",
+    "aembed",
     "astream",
     "complete",
     "default_client",
+    "embed",
     "stream",
 ]
 
@@ -219,3 +225,25 @@ def astream(
 ) -> AsyncIterator[Event]:
     """``default_client().astream(spec, request, ...)``."""
     return default_client().astream(spec, request, **fields)
+
+
+def embed(
+    spec: str | None = None,
+    inputs: str | Sequence[str] = (),
+    *,
+    dimensions: int | None = None,
+    **fields: Any,
+) -> Embeddings:
+    """``default_client().embed(spec, inputs, ...)``."""
+    return default_client().embed(spec, inputs, dimensions=dimensions, **fields)
+
+
+async def aembed(
+    spec: str | None = None,
+    inputs: str | Sequence[str] = (),
+    *,
+    dimensions: int | None = None,
+    **fields: Any,
+) -> Embeddings:
+    """``await default_client().aembed(spec, inputs, ...)``."""
+    return await default_client().aembed(spec, inputs, dimensions=dimensions, **fields)

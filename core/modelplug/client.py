@@ -47,7 +47,18 @@ if TYPE_CHECKING:
     import asyncio
 
     from .held_text import HeldText
-    from .types import Cost, Event, Notice, Request, RequestLike, Response, ToolSpec, Usage
+    from .types import (
+        Cost,
+        Embeddings,
+        EmbedRequest,
+        Event,
+        Notice,
+        Request,
+        RequestLike,
+        Response,
+        ToolSpec,
+        Usage,
+    )
 else:
     from ._lazy import lazy_module
 
@@ -483,6 +494,29 @@ class Client:
             )
         return stream
 
+    def embed_hook(self, exclude: Sequence[object] = ()) -> Any:
+        """The ``modelplug_embed`` hook caller, skipping ``exclude`` (for policies that
+        re-send an embedding call without passing through themselves again)."""
+        if not exclude:
+            return self.hook.modelplug_embed
+        return self.host.hook_excluding("modelplug_embed", exclude)
+
+    def open_embed(
+        self, route: Route, request: EmbedRequest, *, exclude: Sequence[object] = ()
+    ) -> Awaitable[Embeddings]:
+        """Ask the plugins to embed on ``route``; NoProviderError if none does."""
+        waiting: Awaitable[Embeddings] | None = self.embed_hook(exclude)(
+            route=route, request=request, client=self
+        )
+        if waiting is None:
+            raise NoProviderError(
+                f"{route.provider} does not offer embeddings through any enabled plugin "
+                f"(no plugin embeds routes of type {route.endpoint.type!r}); embed with "
+                "an openai/, gemini/ or ollama/ model or an OpenAI-compatible server's, "
+                "and check `modelplug plugins` for a disabled or failed plugin"
+            )
+        return waiting
+
     def tools_unsupported(
         self, route: Route, request: Request, *, said: str | None = None
     ) -> Notice | None:
@@ -550,6 +584,28 @@ class Client:
         assert response is not None  # astream ends with exactly one Done or raises
         return response
 
+    async def aembed(
+        self,
+        spec: str | None = None,
+        inputs: str | Sequence[str] = (),
+        *,
+        dimensions: int | None = None,
+        **fields: Any,
+    ) -> Embeddings:
+        """Embed texts: one vector per input, in their order.
+
+        :param spec: ``provider/model``, an alias or a role (None: the default model).
+        :param inputs: a str (one vector) or a list of str.
+        :param dimensions: the vector size to ask for, where the model can shorten them.
+        :param fields: EmbedRequest fields: ``extra={...}`` for provider fields.
+        :raises RequestError: the inputs are invalid (before any network call).
+        :raises NoProviderError: the route's provider offers no embeddings.
+        :raises ModelError: the call failed; carries the ErrorClass and route.
+        """
+        from .embed_call import guarded_embed
+
+        return await guarded_embed(self, spec, inputs, dimensions, fields)
+
     # -- sync facades ----------------------------------------------------------------
 
     def stream(
@@ -574,6 +630,17 @@ class Client:
             response = dispatch(event, on_event) or response
         assert response is not None
         return response
+
+    def embed(
+        self,
+        spec: str | None = None,
+        inputs: str | Sequence[str] = (),
+        *,
+        dimensions: int | None = None,
+        **fields: Any,
+    ) -> Embeddings:
+        """The sync form of :meth:`aembed`."""
+        return self._run_sync(self.aembed(spec, inputs, dimensions=dimensions, **fields))
 
     def _thread_loop(self) -> _ThreadLoop:
         slot: _ThreadSlot | None = getattr(self._local, "slot", None)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .errors import ErrorClass
     from .routes import ModelInfo, Provider, Route
     from .settings import Settings
-    from .types import Cost, Event, ParsedText, Request, ToolSpec, Usage
+    from .types import Cost, Embeddings, EmbedRequest, Event, ParsedText, Request, ToolSpec, Usage
 
 __all__ = ["HookRelay"]
 
@@ -81,6 +81,12 @@ class _DescribeRoute(Protocol):
     ) -> list[Awaitable[dict[str, Any]] | None]: ...
 
 
+class _Embed(Protocol):
+    def __call__(
+        self, *, route: Route, request: EmbedRequest, client: Client
+    ) -> Awaitable[Embeddings] | None: ...
+
+
 class HookRelay(Protocol):
     """``client.hook``: one typed caller per hook spec."""
 
@@ -94,3 +100,4 @@ class HookRelay(Protocol):
     modelplug_probe: _Probe
     modelplug_cli_commands: _CliCommands
     modelplug_describe_route: _DescribeRoute
+    modelplug_embed: _Embed

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .errors import ErrorClass
     from .routes import ModelInfo, Provider, Route
     from .settings import Settings
-    from .types import Cost, Event, ParsedText, Request, ToolSpec, Usage
+    from .types import Cost, Embeddings, EmbedRequest, Event, ParsedText, Request, ToolSpec, Usage
 
 hookspec = pluggy.HookspecMarker("modelplug")
 
@@ -37,6 +37,7 @@ __all__ = [
     "modelplug_classify_error",
     "modelplug_cli_commands",
     "modelplug_describe_route",
+    "modelplug_embed",
     "modelplug_model_info",
     "modelplug_parse_text_tool_calls",
     "modelplug_price",
@@ -274,6 +275,37 @@ def modelplug_describe_route(route: Route, client: Client) -> Awaitable[dict[str
         ``section`` names it (its key in the JSON), ``lines`` are what the text output
         prints under that name, every other key is the same facts as JSON data. A
         plain ``def``, like :func:`modelplug_probe`; never a key or other secret.
+
+    .. versionadded:: 1.1
+    """
+
+
+@hookspec(firstresult=True)
+def modelplug_embed(
+    route: Route, request: EmbedRequest, client: Client
+) -> Awaitable[Embeddings] | None:
+    """Embed texts on a route this plugin serves.
+
+    Called by :meth:`Client.aembed` (and :meth:`Client.embed`) once per call, after
+    :func:`modelplug_resolve`; core has checked the inputs (a non-empty list of
+    non-empty strings). Policies are ``wrapper=True`` implementations of this same
+    hook, as for :func:`modelplug_stream`: they receive the provider's awaitable from
+    ``yield`` and return one that wraps it (reserve before, settle after, retry a
+    failure); one that re-sends calls ``client.open_embed(route, request,
+    exclude=[...])`` with the policies of its kind.
+
+    :param route: the resolved route (no key in it; read it at send time).
+    :param request: the inputs in order, ``dimensions`` (None: the model's own size)
+        and ``extra`` (provider fields the plugin documents; refuse unknown ones with a
+        RequestError naming them).
+    :param client: the calling Client.
+    :return: None when this plugin does not embed ``route.endpoint.type``; else an
+        awaitable of :class:`~modelplug.Embeddings` with one vector per input, in the
+        inputs' order, and ``usage.input`` as the server counted it (estimated, with
+        ``reported=False``, when it says nothing). Split a long list into batches of
+        the provider's limit (``modelplug.plugin.embed_batches`` and
+        ``gather_batches``). Raise classified errors as from a stream; a plain ``def``,
+        like :func:`modelplug_probe`.
 
     .. versionadded:: 1.1
     """

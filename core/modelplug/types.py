@@ -34,6 +34,8 @@ __all__ = [
     "Cost",
     "Done",
     "Effort",
+    "EmbedRequest",
+    "Embeddings",
     "Endpoint",
     "Event",
     "ImageBlock",
@@ -575,6 +577,42 @@ class Response(_Model):
             model=model,
             usage=Usage(reported=False),
         )
+
+
+# ----------------------------------------------------------------------- embeddings
+
+
+class EmbedRequest(_Model):
+    """One embedding call: the texts in order, the vector size asked for (None: the
+    model's own) and provider fields modelplug has no neutral name for (Gemini's
+    ``task_type``, Ollama's ``truncate`` and ``keep_alive``, an OpenAI-compatible
+    server's ``encoding_format``...)."""
+
+    inputs: list[str] = Field(min_length=1)
+    dimensions: int | None = Field(default=None, gt=0)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class Embeddings(_Model):
+    """The vectors of one embedding call, in the order of its inputs.
+
+    ``model`` is the ``provider/model`` that answered (after any fallback); ``usage``
+    counts input tokens only (``reported`` is False when estimated); ``cost`` is None
+    when no price table knows the model. ``metadata`` keeps what the server sent beyond
+    this (its own model name, timings).
+    """
+
+    vectors: list[list[float]]
+    model: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    cost: Cost | None = None
+    route: Route | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def dimensions(self) -> int:
+        """The length of the vectors (0 when there are none)."""
+        return len(self.vectors[0]) if self.vectors else 0
 
 
 # --------------------------------------------------------------------------- events

@@ -17,10 +17,14 @@ from ..plugins import hookimpl
 from ..routes import Endpoint, ModelInfo, Price, Provider, Route
 
 if TYPE_CHECKING:
-    from ..types import Event, Request
+    from collections.abc import Awaitable
+
+    from ..types import Embeddings, EmbedRequest, Event, Request
 
 PROVIDER = "echo"
 _WORD = re.compile(r"\s*\S+|\s+$")
+# The size of echo's vectors unless a call asks for another.
+ECHO_DIMENSIONS = 16
 
 
 def words(text: str) -> list[str]:
@@ -105,3 +109,36 @@ def modelplug_stream(route: Route, request: Request) -> AsyncIterator[Event] | N
     if route.endpoint.type != PROVIDER:
         return None
     return _echo(route, request)
+
+
+def echo_vector(text: str, dimensions: int = ECHO_DIMENSIONS) -> list[float]:
+    """Echo's embedding of ``text``: its words hashed into ``dimensions`` buckets,
+    scaled to length 1. Deterministic, so a test can compute the expected vector; texts
+    with the same words get the same vector, as a real model's would be close."""
+    import hashlib
+    import math
+
+    counts = [0.0] * dimensions
+    for word in text.split():
+        digest = hashlib.blake2b(word.lower().encode(), digest_size=8).digest()
+        counts[int.from_bytes(digest, "big") % dimensions] += 1.0
+    norm = math.sqrt(sum(c * c for c in counts))
+    return [c / norm for c in counts] if norm else counts
+
+
+async def _embed(route: Route, request: EmbedRequest) -> Embeddings:
+    from ..types import Embeddings, Usage
+
+    size = request.dimensions or ECHO_DIMENSIONS
+    return Embeddings(
+        vectors=[echo_vector(text, size) for text in request.inputs],
+        model=route.name,
+        usage=Usage(input=sum(len(words(text)) for text in request.inputs)),
+    )
+
+
+@hookimpl(trylast=True)
+def modelplug_embed(route: Route, request: EmbedRequest) -> Awaitable[Embeddings] | None:
+    if route.endpoint.type != PROVIDER:
+        return None
+    return _embed(route, request)

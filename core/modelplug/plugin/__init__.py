@@ -33,6 +33,11 @@ The HTTP path (:mod:`modelplug.provider_http`)
     :func:`provider_headers`, and :func:`error_body`, :func:`error_message`,
     :func:`error_type` for error bodies.
 
+Embeddings
+    :func:`embed_batches` splits a long input list into a provider's batches,
+    :func:`gather_batches` sends them concurrently up to a bound, keeping their order
+    and naming the inputs of a batch that failed.
+
 Reading a stream
     :class:`SSEFramer` and :class:`NDJSONFramer` (bytes to whole events),
     :func:`parse_arguments` (tool-call arguments, repaired when loose),
@@ -72,6 +77,8 @@ KIT = {
     "ModelplugError": "errors",
     "RequestError": "errors",
     "class_for_status": "errors",
+    "embed_batches": "embed_batches",
+    "gather_batches": "embed_batches",
     "estimated_usage": "estimate",
     "parse_arguments": "loose_json",
     "NDJSONFramer": "ndjson",
@@ -112,6 +119,8 @@ if not TYPE_CHECKING:
 if TYPE_CHECKING:
     from ..builtin.classify import retry_after_from_headers as retry_after_from_headers
     from ..client import Client as Client
+    from ..embed_batches import embed_batches as embed_batches
+    from ..embed_batches import gather_batches as gather_batches
     from ..errors import (
         ConfigError as ConfigError,
     )
