@@ -1,0 +1,367 @@
+"""The virtual-key gate: who is calling, may they call this model, is there room.
+
+One admission costs one keyed hash, a lookup (in this worker's memory for
+:data:`FRESH` seconds after the store last said, so a revocation reaches every worker
+within a second) and one reservation in the shared counter store (modelplug-limits'
+store: SQLite for the workers of one machine, Redis for replicas). The settlement is
+one more write, and none when there is nothing to correct. A key over its rate or
+budget is refused at once: a gateway never holds a caller's request waiting for room.
+
+An unknown key does the same work as a known one (the hash is compared against a dummy
+digest), so timing does not tell which keys exist. The key itself is never logged,
+never put in a message or a metric; only the key's name is.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import math
+import sqlite3
+import time
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import TYPE_CHECKING
+from urllib.parse import parse_qsl
+
+from modelplug.plugin import ModelplugError
+
+from .auth import Refusal, Ticket, presented_key
+from .keys.record import PREFIX, KeyRecord
+
+if TYPE_CHECKING:
+    from modelplug.plugin import Client
+    from modelplug.types import Cost, Route, Usage
+    from modelplug_limits.store import Charge, CounterStore
+
+    from .keys import Hasher, KeyStore
+
+__all__ = ["FRESH", "KEEP", "KeyTicket", "VirtualKeyGate"]
+
+log = logging.getLogger("modelplug.gateway")
+
+FRESH = 0.5  # seconds a verified key is trusted without asking the store again
+KEEP = 300.0  # seconds a verified key is still honoured while the store is down (open)
+WINDOW = 60.0  # rpm and tpm count per minute
+WINDOW_GRACE = 1.0
+PERIOD_GRACE = 60.0
+QUERY_KEY_NAMES = frozenset({"key", "api_key", "api-key", "apikey", "token", "access_token"})
+STORE_PROBLEMS = (ModelplugError, sqlite3.Error, OSError, TimeoutError)
+INVALID = "the key presented is not valid for this gateway"
+
+
+class VirtualKeyGate:
+    """Admit callers holding a virtual key (see :mod:`modelplug_gateway.keys`).
+
+    :param keys: where the keys are.
+    :param hasher: the keyed hash they are stored under.
+    :param counters: modelplug-limits' counter store the rates and budgets count in.
+    :param fail: ``[redis] fail``: ``"open"`` honours keys this worker verified in the
+        last :data:`KEEP` seconds while the key store is down; ``"closed"`` refuses
+        with 503.
+    :param clock: wall-clock seconds (windows and budget periods).
+    """
+
+    def __init__(
+        self,
+        keys: KeyStore,
+        hasher: Hasher,
+        counters: CounterStore,
+        *,
+        fail: str = "open",
+        fresh: float = FRESH,
+        keep: float = KEEP,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.keys = keys
+        self.hasher = hasher
+        self.counters = counters
+        self.fail = fail
+        self.fresh = fresh
+        self.keep = keep
+        self.clock = clock
+        self._verified: dict[str, tuple[KeyRecord, float]] = {}  # digest -> (record, when)
+        # (key name, model) -> (tokens, nano-USD) of the last call: what the next reserves.
+        self._estimates: dict[tuple[str, str], tuple[int, int]] = {}
+        self._degraded = False
+        self.counts: dict[tuple[str, str], int] = {}  # (key name, outcome) -> requests
+        self.spent: dict[str, Decimal] = {}  # key name -> USD settled by this worker
+        self.degraded_total = 0
+
+    @classmethod
+    def for_client(cls, client: Client) -> VirtualKeyGate:
+        """The gate for the operator's settings: the key store and counter store they
+        choose, ``[redis] fail``."""
+        from modelplug_limits.options import load_options
+        from modelplug_limits.stores import choose_store
+
+        from .keys import hasher_for, open_store
+
+        counters = choose_store(client, load_options(client.settings).store)
+        fail = client.settings.plugin_options("redis", project=False).get("fail", "open")
+        return cls(open_store(client), hasher_for(client), counters, fail=str(fail))
+
+    # -- admission -------------------------------------------------------------------
+
+    async def admit(self, headers: Mapping[str, str], query: bytes, model: str) -> KeyTicket:
+        if query and _key_in_query(query):
+            self._count("-", "key_in_url")
+            raise Refusal(
+                "a key in the URL is refused (URLs end up in logs): send it as "
+                "'Authorization: Bearer KEY' or 'x-api-key: KEY'"
+            )
+        key = presented_key(headers)
+        if key is None:
+            self._count("-", "no_key")
+            raise Refusal("no key: send it as 'Authorization: Bearer KEY' or 'x-api-key: KEY'")
+        digest = self.hasher.digest(key)
+        record = await self._lookup(digest)
+        # The same comparison whether or not the key exists.
+        if not hmac.compare_digest(digest, record.hash if record else self.hasher.dummy):
+            record = None
+        if record is None:
+            self._count("-", "invalid")
+            raise Refusal(INVALID)
+        now = self.clock()
+        if record.revoked:
+            self._count(record.name, "revoked")
+            raise Refusal(f"key {record.name!r} has been revoked")
+        if record.expires is not None and now >= record.expires:
+            self._count(record.name, "expired")
+            raise Refusal(f"key {record.name!r} has expired")
+        if record.models and model not in record.models:
+            self._count(record.name, "forbidden_model")
+            raise Refusal(
+                f"key {record.name!r} may not call model {model[:100]!r}; it may call: "
+                + ", ".join(record.models),
+                status=403,
+                kind="permission_error",
+            )
+        ticket = KeyTicket(self, record, model, now)
+        if ticket.charges:
+            await self._reserve(ticket)
+        self._count(record.name, "admitted")
+        return ticket
+
+    async def _lookup(self, digest: str) -> KeyRecord | None:
+        now = time.monotonic()
+        known = self._verified.get(digest)
+        if known is not None and now - known[1] < self.fresh:
+            return known[0]
+        try:
+            record = await self.keys.find(digest)
+        except STORE_PROBLEMS as exc:
+            if self.fail == "open" and known is not None and now - known[1] < self.keep:
+                self._went_degraded(f"the key store is unavailable ({type(exc).__name__})")
+                return known[0]
+            raise Refusal(
+                "the gateway's key store is unavailable; try again shortly",
+                status=503,
+                kind="overloaded_error",
+                retry_after=1.0,
+            ) from None
+        self._back()
+        if record is None:
+            self._verified.pop(digest, None)
+        else:
+            self._verified[digest] = (record, now)
+        return record
+
+    async def _reserve(self, ticket: KeyTicket) -> None:
+        try:
+            outcome = await self.counters.reserve(ticket.charges)
+        except STORE_PROBLEMS as exc:  # a store that fails closed
+            self._count(ticket.key_name or "-", "store_down")
+            raise Refusal(
+                "the gateway's limits store is unavailable; try again shortly",
+                status=503,
+                kind="overloaded_error",
+                retry_after=1.0,
+            ) from exc
+        if outcome.degraded:
+            self._went_degraded(outcome.degraded)
+        if outcome.refused is None:
+            return
+        index = outcome.refused
+        what = ticket.what[index]
+        record = ticket.record
+        wait = None if outcome.retry_in == math.inf else max(1.0, math.ceil(outcome.retry_in))
+        if what == "spend":
+            from modelplug_limits.money import from_nano
+            from modelplug_limits.plan import PERIOD_WORDS
+
+            self._count(record.name, "over_budget")
+            resets = ticket.resets
+            raise Refusal(
+                f"key {record.name!r} is over its budget of {record.budget} USD "
+                f"{PERIOD_WORDS[record.period]} (spent {from_nano(outcome.value):f} USD); "
+                + (f"it resets at {resets}" if resets else "it does not reset"),
+                status=429,
+                kind="rate_limit_error",
+                retry_after=wait if resets else None,
+            )
+        self._count(record.name, "rate_limited")
+        limit = f"{record.rpm} requests" if what == "requests" else f"{record.tpm} tokens"
+        wait = wait or 1.0
+        raise Refusal(
+            f"key {record.name!r} is over its rate of {limit} per minute; retry in {wait:.0f} s",
+            status=429,
+            kind="rate_limit_error",
+            retry_after=wait,
+        )
+
+    # -- settling --------------------------------------------------------------------
+
+    async def settle(
+        self, ticket: KeyTicket, route: Route | None, usage: Usage | None, cost: Cost | None
+    ) -> None:
+        from modelplug_limits.money import to_nano
+        from modelplug_limits.store import Charge
+
+        adjust: list[Charge] = []
+        tokens = None if usage is None else usage.total_input + usage.output
+        spent = None if cost is None or cost.currency != "USD" else to_nano(cost.amount)
+        name = ticket.record.name
+        if spent is not None:
+            self.spent[name] = self.spent.get(name, Decimal(0)) + cost.amount  # type: ignore[union-attr]
+        if route is None and usage is None:
+            tokens = spent = 0  # never reached a provider: it cost nothing
+        for charge, what in zip(ticket.charges, ticket.what, strict=True):
+            real = tokens if what == "tokens" else spent if what == "spend" else None
+            if real is not None and real != charge.amount:
+                adjust.append(Charge(charge.key, real - charge.amount))
+        if route is not None and (tokens is not None or spent is not None):
+            before = self._estimates.get((name, ticket.model), (0, 0))
+            self._estimates[(name, ticket.model)] = (
+                before[0] if tokens is None else tokens,
+                before[1] if spent is None else spent,
+            )
+        if not adjust:
+            return
+        try:
+            said = await self.counters.settle(adjust, [])
+        except STORE_PROBLEMS as exc:
+            said = f"a settlement was lost ({type(exc).__name__})"
+        if said:
+            self._went_degraded(said)
+
+    def estimate(self, name: str, model: str) -> tuple[int, int]:
+        """What a call of key ``name`` to ``model`` reserves: the last such call's
+        tokens and cost (at least 1 each: a budget spent to the last unit refuses)."""
+        tokens, spend = self._estimates.get((name, model), (0, 0))
+        return max(tokens, 1), max(spend, 1)
+
+    # -- reporting -------------------------------------------------------------------
+
+    def _count(self, name: str, outcome: str) -> None:
+        key = (name, outcome)
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def _went_degraded(self, message: str) -> None:
+        self.degraded_total += 1
+        if not self._degraded:
+            self._degraded = True
+            log.warning("modelplug gateway: going on degraded: %s", message)
+
+    def _back(self) -> None:
+        if self._degraded:
+            self._degraded = False
+            log.warning("modelplug gateway: the key store answers again")
+
+    def metrics_lines(self) -> list[str]:
+        """Prometheus text lines for this worker's key counters (labelled by key name,
+        which the operator chose: bounded; a wrong key is counted under ``-``)."""
+        lines = [
+            "# TYPE modelplug_gateway_key_requests_total counter",
+            *(
+                f'modelplug_gateway_key_requests_total{{key="{_label(n)}",outcome="{o}"}} {v}'
+                for (n, o), v in sorted(self.counts.items())
+            ),
+            "# TYPE modelplug_gateway_key_spend_usd_total counter",
+            *(
+                f'modelplug_gateway_key_spend_usd_total{{key="{_label(n)}"}} {float(v):.9g}'
+                for n, v in sorted(self.spent.items())
+            ),
+            "# TYPE modelplug_gateway_store_degraded_total counter",
+            f"modelplug_gateway_store_degraded_total {self.degraded_total}",
+        ]
+        return lines
+
+    def __repr__(self) -> str:
+        return f"VirtualKeyGate(keys={self.keys!r}, fail={self.fail!r})"
+
+
+class KeyTicket(Ticket):
+    """An admitted call of one key: the charges reserved for it, settled once."""
+
+    __slots__ = ("charges", "gate", "model", "record", "resets", "settled", "what")
+
+    def __init__(self, gate: VirtualKeyGate, record: KeyRecord, model: str, now: float) -> None:
+        from modelplug_limits.store import Charge
+
+        super().__init__(record.name)
+        self.gate = gate
+        self.record = record
+        self.model = model
+        self.settled = False
+        self.resets: str | None = None
+        self.charges: list[Charge] = []
+        self.what: list[str] = []
+        base = f"gwkey:{record.name}"
+        if record.rpm is not None or record.tpm is not None:
+            window = int(now // WINDOW)
+            left = (window + 1) * WINDOW - now
+            if record.rpm is not None:
+                self._add(
+                    Charge(f"{base}:requests:{window}", 1, record.rpm, left, grace=WINDOW_GRACE),
+                    "requests",
+                )
+            if record.tpm is not None:
+                tokens = gate.estimate(record.name, model)[0]
+                self._add(
+                    Charge(f"{base}:tokens:{window}", tokens, record.tpm, left, grace=WINDOW_GRACE),
+                    "tokens",
+                )
+        if record.budget is not None:
+            from modelplug_limits.money import to_nano
+            from modelplug_limits.plan import period_window
+
+            period, left, self.resets = period_window(record.period, now)
+            spend = gate.estimate(record.name, model)[1]
+            charge = Charge(
+                spend_key(record.name, period),
+                spend,
+                to_nano(record.budget),
+                left,
+                refresh=record.period == "total",
+                grace=PERIOD_GRACE,
+            )
+            self._add(charge, "spend")
+
+    def _add(self, charge: Charge, what: str) -> None:
+        self.charges.append(charge)
+        self.what.append(what)
+
+    async def settle(self, route: Route | None, usage: Usage | None, cost: Cost | None) -> None:
+        if self.settled:
+            return
+        self.settled = True
+        await self.gate.settle(self, route, usage, cost)
+
+
+def spend_key(name: str, period: str) -> str:
+    """The counter a key's spend in ``period`` (a period id) counts in."""
+    return f"gwkey:{name}:spend:{period}"
+
+
+def _key_in_query(query: bytes) -> bool:
+    text = query.decode("latin-1")
+    if PREFIX in text:
+        return True
+    return any(
+        name.lower() in QUERY_KEY_NAMES for name, _ in parse_qsl(text, keep_blank_values=True)
+    )
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

@@ -1,0 +1,60 @@
+"""Virtual keys: the record, the keyed hash, and the store that holds them (SQLite in
+the user's data directory, or the operator's Redis when ``[redis] url`` is set)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .record import PERIODS, PREFIX, KeyRecord, new_key
+from .secret import Hasher, load_secret
+from .store import KeyExistsError, KeyStore, NoSuchKeyError
+
+if TYPE_CHECKING:
+    from modelplug.plugin import Client
+
+__all__ = [
+    "PERIODS",
+    "PREFIX",
+    "Hasher",
+    "KeyExistsError",
+    "KeyRecord",
+    "KeyStore",
+    "NoSuchKeyError",
+    "hasher_for",
+    "new_key",
+    "open_store",
+    "redis_connection",
+]
+
+
+def gateway_table(client: Client) -> dict[str, Any]:
+    """``[gateway]`` from the user's own file (a project file never sets it)."""
+    return dict(client.settings.plugin_options("gateway", project=False))
+
+
+def redis_connection(client: Client) -> Any:
+    """modelplug-redis's Connection for ``[redis]``, or None (not set, not installed)."""
+    try:
+        from modelplug_redis.connection import connection_for
+    except ImportError:
+        return None
+    return connection_for(client)
+
+
+def open_store(client: Client) -> KeyStore:
+    """The Redis store when ``[redis] url`` is set, else the data directory's file."""
+    connection = redis_connection(client)
+    if connection is not None:
+        from .redis_store import RedisKeys
+
+        return RedisKeys(connection)
+    from .sqlite_store import FILE_NAME, SqliteKeys
+
+    return SqliteKeys(client.settings.data_dir() / FILE_NAME)
+
+
+def hasher_for(client: Client) -> Hasher:
+    env_name = gateway_table(client).get("key_secret_env")
+    return Hasher(
+        load_secret(client.settings.data_dir(), env_name if isinstance(env_name, str) else None)
+    )
