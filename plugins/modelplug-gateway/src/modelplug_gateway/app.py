@@ -1,0 +1,617 @@
+"""The gateway's ASGI app: route, read the body (bounded in size and time), check it,
+admit the caller, run the call through the Client, and write the answer back in the
+caller's shape as it arrives.
+
+A plain ASGI callable rather than a framework: the per-call path is a few dict lookups
+and awaits, since the gateway's whole budget is about a millisecond a call."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+from .auth import Refusal, Ticket
+from .errors import kind_for_status, status_for
+from .metrics import Metrics
+from .shapes.base import Parsed, Shape, ShapeError
+
+if TYPE_CHECKING:
+    from modelplug.plugin import Client
+    from modelplug.types import Event, Response
+
+    from .auth import Gate
+    from .settings import GatewaySettings
+
+__all__ = ["Gateway", "create_app"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+_JSON = [(b"content-type", b"application/json")]
+_SSE = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    # nginx and its kind buffer a response unless told not to: a stream must not wait.
+    (b"x-accel-buffering", b"no"),
+]
+_KEEPALIVE = b": keep-alive\n\n"
+
+
+class _Disconnected(Exception):
+    """The caller went away before its body arrived."""
+
+
+class Gateway:
+    """The ASGI app. ``draining`` turns new calls away with 503 (set at SIGTERM)."""
+
+    def __init__(
+        self,
+        client: Client,
+        options: GatewaySettings,
+        gate: Gate,
+        shapes: dict[str, Shape] | None = None,
+    ) -> None:
+        self.client = client
+        self.options = options
+        self.gate = gate
+        self.metrics = Metrics()
+        self.draining = False
+        self.shapes = shapes if shapes is not None else default_shapes()
+        self.allowed = frozenset(options.models) if options.models is not None else None
+        self._routes: dict[tuple[str, str], Callable[..., Awaitable[None]]] = {
+            ("POST", "/v1/chat/completions"): self._chat,
+            ("POST", "/chat/completions"): self._chat,
+            ("POST", "/v1/messages"): self._messages,
+            ("POST", "/v1/embeddings"): self._embeddings,
+            ("POST", "/embeddings"): self._embeddings,
+            ("GET", "/v1/models"): self._models,
+            ("GET", "/models"): self._models,
+            ("GET", "/health"): self._health,
+            ("GET", "/ready"): self._ready,
+            ("GET", "/metrics"): self._metrics,
+        }
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            handler = self._routes.get((scope["method"], scope["path"]))
+            if handler is None:
+                await self._not_routed(scope, send)
+                return
+            await handler(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.client.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _not_routed(self, scope: Scope, send: Send) -> None:
+        shape = self._shape_for(scope["path"])
+        known = {path for (_, path) in self._routes}
+        if scope["path"] in known:
+            await self._error(send, shape, 405, f"{scope['method']} is not allowed here")
+        else:
+            await self._error(send, shape, 404, f"no endpoint {scope['path']}")
+
+    def _shape_for(self, path: str) -> Shape:
+        if path.startswith("/v1/messages") and "anthropic" in self.shapes:
+            return self.shapes["anthropic"]
+        return self.shapes["openai"]
+
+    async def _json(
+        self,
+        send: Send,
+        status: int,
+        body: dict[str, Any],
+        headers: list[tuple[bytes, bytes]] | None = None,
+    ) -> None:
+        data = json.dumps(body).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": _JSON + headers if headers else _JSON,
+            }
+        )
+        await send({"type": "http.response.body", "body": data})
+
+    async def _error(
+        self,
+        send: Send,
+        shape: Shape,
+        status: int,
+        message: str,
+        kind: str | None = None,
+        retry_after: float | None = None,
+        extra: list[tuple[bytes, bytes]] | None = None,
+    ) -> None:
+        headers = list(extra or ())
+        if retry_after is not None:
+            headers.append((b"retry-after", str(max(1, round(retry_after))).encode()))
+        if self.draining:
+            headers.append((b"connection", b"close"))
+        body = shape.error_body(status, kind or kind_for_status(status), message)
+        await self._json(send, status, body, headers)
+
+    async def _read_json(self, scope: Scope, receive: Receive) -> dict[str, Any]:
+        """The body as a JSON object, or ShapeError (413 before reading it whole)."""
+        limit = self.options.max_request_bytes
+        headers = scope["headers"]
+        content_type = b""
+        for name, value in headers:
+            if name == b"content-length":
+                if not value.isdigit():
+                    raise ShapeError("content-length is not a number")
+                if int(value) > limit:
+                    raise _too_large(limit)
+            elif name == b"content-type":
+                content_type = value
+        if not content_type.split(b";", 1)[0].strip().lower() == b"application/json":
+            raise ShapeError(
+                "the body must be JSON sent as content-type: application/json",
+                status=415,
+            )
+        try:
+            async with asyncio.timeout(self.options.body_timeout):
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise _Disconnected
+                body: bytes = message.get("body", b"")
+                if message.get("more_body"):
+                    chunks = [body]
+                    size = len(body)
+                    while True:
+                        message = await receive()
+                        if message["type"] == "http.disconnect":
+                            raise _Disconnected
+                        part = message.get("body", b"")
+                        size += len(part)
+                        if size > limit:
+                            raise _too_large(limit)
+                        chunks.append(part)
+                        if not message.get("more_body"):
+                            break
+                    body = b"".join(chunks)
+        except TimeoutError:
+            raise ShapeError(
+                f"the body did not arrive within {self.options.body_timeout:g} s "
+                "([gateway] body_timeout)",
+                status=408,
+                kind="timeout_error",
+            ) from None
+        if len(body) > limit:
+            raise _too_large(limit)
+        try:
+            data = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ShapeError(f"the body is not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise ShapeError("the body must be a JSON object")
+        return data
+
+    async def _admit(self, scope: Scope, model: str) -> Ticket:
+        headers = {
+            name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
+        }
+        return await self.gate.admit(headers, scope.get("query_string", b""), model)
+
+    # ------------------------------------------------------------------ calls
+
+    async def _chat(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._call(scope, receive, send, self.shapes["openai"], "chat")
+
+    async def _messages(self, scope: Scope, receive: Receive, send: Send) -> None:
+        shape = self.shapes.get("anthropic")
+        if shape is None:
+            await self._error(
+                send, self.shapes["openai"], 404, "the Anthropic shape is not installed"
+            )
+            return
+        await self._call(scope, receive, send, shape, "messages")
+
+    async def _call(
+        self, scope: Scope, receive: Receive, send: Send, shape: Shape, endpoint: str
+    ) -> None:
+        started = time.perf_counter()
+        status = 200
+        ticket: Ticket | None = None
+        response: Response | None = None
+        try:
+            if self.draining:
+                status = 503
+                await self._error(
+                    send, shape, 503, "the gateway is shutting down", "overloaded_error"
+                )
+                return
+            try:
+                body = await self._read_json(scope, receive)
+                parsed = shape.parse(body)
+                if self.allowed is not None and parsed.model not in self.allowed:
+                    raise ShapeError(
+                        f"model {parsed.model!r} is not served here (see GET /v1/models)",
+                        status=404,
+                        kind="not_found_error",
+                        param="model",
+                    )
+                ticket = await self._admit(scope, parsed.model)
+            except ShapeError as exc:
+                status = exc.status
+                await self._error(send, shape, exc.status, exc.message, exc.kind)
+                return
+            except Refusal as exc:
+                status = exc.status
+                await self._error(send, shape, exc.status, exc.message, exc.kind, exc.retry_after)
+                return
+            except _Disconnected:
+                status = 499
+                return
+            before = time.perf_counter() - started
+            if parsed.stream:
+                status, response = await self._stream(receive, send, shape, parsed, before)
+            else:
+                status, response = await self._complete(
+                    receive, send, shape, parsed, started, before
+                )
+        finally:
+            if ticket is not None:
+                await self._settle(ticket, response)
+            self.metrics.request(endpoint, status, time.perf_counter() - started)
+
+    async def _complete(
+        self,
+        receive: Receive,
+        send: Send,
+        shape: Shape,
+        parsed: Parsed,
+        started: float,
+        before: float,
+    ) -> tuple[int, Response | None]:
+        from modelplug.plugin import ModelError
+
+        watch = _Watch(receive)
+        try:
+            response = await self.client.acomplete(parsed.model, parsed.request)
+            answered = time.perf_counter()
+        except ModelError as exc:
+            return await self._model_error(send, shape, exc), exc.partial
+        except asyncio.CancelledError:
+            if watch.gone:
+                self.metrics.error("aborted")
+                return 499, None
+            raise
+        except Exception as exc:  # a bad spec or settings: before any upstream call
+            return await self._call_error(send, shape, exc), None
+        finally:
+            watch.stop()
+        body = shape.response(response, parsed.model)
+        headers = self._answer_headers(response)
+        overhead = before + (time.perf_counter() - answered)
+        headers.append((b"x-modelplug-overhead-ms", f"{overhead * 1000:.3f}".encode()))
+        await self._json(send, 200, body, headers)
+        self._count(response, overhead)
+        return 200, response
+
+    async def _stream(
+        self, receive: Receive, send: Send, shape: Shape, parsed: Parsed, before: float
+    ) -> tuple[int, Response | None]:
+        from modelplug.plugin import ModelError
+
+        tap = _Tap(self.client.astream(parsed.model, parsed.request))
+        frames = shape.stream(tap.events(), parsed.model, parsed)
+        watch = _Watch(receive)
+        keepalive: asyncio.Task[None] | None = None
+        status = 200
+        try:
+            try:
+                first = await anext(frames)
+            except StopAsyncIteration:
+                first = b""
+            except ModelError as exc:
+                watch.stop()
+                return await self._model_error(send, shape, exc), exc.partial
+            except asyncio.CancelledError:
+                if watch.gone:
+                    self.metrics.error("aborted")
+                    return 499, None
+                raise
+            except Exception as exc:
+                watch.stop()
+                return await self._call_error(send, shape, exc), None
+            headers = list(_SSE)
+            headers.append((b"x-modelplug-overhead-ms", f"{before * 1000:.3f}".encode()))
+            if self.draining:
+                headers.append((b"connection", b"close"))
+            self.metrics.open_streams += 1
+            try:
+                await send({"type": "http.response.start", "status": 200, "headers": headers})
+                writer = _Writer(send)
+                keepalive = asyncio.get_running_loop().create_task(
+                    writer.keep_alive(self.options.keepalive_interval)
+                )
+                await writer.write(first)
+                async for frame in frames:
+                    await writer.write(frame)
+                await send({"type": "http.response.body", "body": b""})
+            except asyncio.CancelledError:
+                if watch.gone:
+                    status = 499
+                    self.metrics.error("aborted")
+                    return status, tap.response
+                raise
+            finally:
+                self.metrics.open_streams -= 1
+        finally:
+            watch.stop()
+            if keepalive is not None:
+                keepalive.cancel()
+            # Closing the generators closes the upstream connection now, not at GC.
+            await frames.aclose()  # type: ignore[attr-defined]
+            await tap.close()
+        if tap.error is not None:
+            self.metrics.error(tap.error)
+        elif tap.response is not None:
+            self._count(tap.response, before)
+        return status, tap.response
+
+    async def _settle(self, ticket: Ticket, response: Response | None) -> None:
+        from modelplug.plugin import ModelplugError
+
+        if type(ticket).settle is Ticket.settle:
+            return  # nothing to account: no resolve on the hot path
+        route = None
+        if response is not None and response.model:
+            try:
+                route = self.client.resolve(response.model)
+            except ModelplugError:
+                route = None
+        await ticket.settle(
+            route, response.usage if response else None, response.cost if response else None
+        )
+
+    def _answer_headers(self, response: Response) -> list[tuple[bytes, bytes]]:
+        headers: list[tuple[bytes, bytes]] = []
+        route = response.model or response.message.model
+        if route:
+            headers.append((b"x-modelplug-route", route.encode()))
+        if response.cost is not None and response.cost.currency == "USD":
+            headers.append((b"x-modelplug-cost", str(response.cost.amount).encode()))
+        return headers
+
+    def _count(self, response: Response, overhead: float) -> None:
+        usage = response.usage
+        self.metrics.usage(
+            usage.total_input, usage.output, response.cost.amount if response.cost else None
+        )
+        self.metrics.overhead.observe(overhead)
+
+    async def _model_error(self, send: Send, shape: Shape, exc: Exception) -> int:
+        from modelplug.plugin import redact
+
+        error_class = exc.error_class  # type: ignore[attr-defined]
+        status = status_for(error_class)
+        self.metrics.error(error_class.kind)
+        extra = []
+        route = getattr(exc, "route", None)
+        if route is not None:
+            extra.append((b"x-modelplug-route", route.name.encode()))
+        await self._error(
+            send, shape, status, redact(str(exc)), retry_after=error_class.retry_after, extra=extra
+        )
+        return status
+
+    async def _call_error(self, send: Send, shape: Shape, exc: Exception) -> int:
+        from modelplug.plugin import (
+            ConfigError,
+            MissingKeyError,
+            ModelplugError,
+            RequestError,
+            redact,
+        )
+
+        message = redact(str(exc))
+        if isinstance(exc, RequestError):
+            status, kind = 400, "bad_request"
+        elif isinstance(exc, MissingKeyError | ConfigError):
+            # The operator's settings, not the caller's request: say which, not how.
+            status, kind = 500, "other"
+        elif isinstance(exc, ModelplugError):
+            status, kind = 404, "not_found"
+        else:
+            raise exc
+        self.metrics.error(kind)
+        await self._error(send, shape, status, message)
+        return status
+
+    async def _embeddings(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from .embeddings import handle
+
+        await handle(self, scope, receive, send)
+
+    # ------------------------------------------------------------------ small endpoints
+
+    async def _models(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from .models import model_list
+
+        await self._json(send, 200, model_list(self))
+
+    async def _health(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._json(send, 200, {"status": "ok"})
+
+    async def _ready(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.draining:
+            await self._json(send, 503, {"status": "draining"})
+        else:
+            await self._json(send, 200, {"status": "ready"})
+
+    async def _metrics(self, scope: Scope, receive: Receive, send: Send) -> None:
+        data = self.metrics.render().encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")],
+            }
+        )
+        await send({"type": "http.response.body", "body": data})
+
+
+class _Watch:
+    """Cancels the calling task when the caller disconnects, so the upstream request
+    is closed at once instead of running on for nobody."""
+
+    __slots__ = ("_task", "gone")
+
+    def __init__(self, receive: Receive) -> None:
+        self.gone = False
+        current = asyncio.current_task()
+        assert current is not None
+        self._task = asyncio.get_running_loop().create_task(self._watch(receive, current))
+
+    async def _watch(self, receive: Receive, task: asyncio.Task[Any]) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                self.gone = True
+                task.cancel()
+                return
+
+    def stop(self) -> None:
+        self._task.cancel()
+
+
+class _Tap:
+    """Passes the Client's events on and keeps the Done's Response (for usage, cost and
+    the ticket) or the error's kind."""
+
+    __slots__ = ("_events", "error", "response")
+
+    def __init__(self, events: AsyncIterator[Event]) -> None:
+        self._events = events
+        self.response: Response | None = None
+        self.error: str | None = None
+
+    async def events(self) -> AsyncIterator[Event]:
+        from modelplug.plugin import ModelError
+
+        try:
+            async for event in self._events:
+                if event.type == "done":
+                    self.response = event.response  # type: ignore[union-attr]
+                yield event
+        except ModelError as exc:
+            self.error = exc.error_class.kind
+            self.response = exc.partial
+            raise
+
+    async def close(self) -> None:
+        await self._events.aclose()  # type: ignore[attr-defined]
+
+
+class _Writer:
+    """Writes frames; an SSE comment goes out when the stream has been quiet for the
+    keep-alive interval (long thinking), so proxies do not close it as idle."""
+
+    __slots__ = ("_last", "_send")
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._last = time.monotonic()
+
+    async def write(self, frame: bytes) -> None:
+        if frame:
+            self._last = time.monotonic()
+            await self._send({"type": "http.response.body", "body": frame, "more_body": True})
+
+    async def keep_alive(self, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval - (time.monotonic() - self._last))
+            if time.monotonic() - self._last >= interval:
+                await self.write(_KEEPALIVE)
+
+
+def _too_large(limit: int) -> ShapeError:
+    return ShapeError(
+        f"the body is larger than {limit} bytes ([gateway] max_request_bytes)",
+        status=413,
+        kind="request_too_large",
+    )
+
+
+def default_shapes() -> dict[str, Shape]:
+    """The OpenAI shape, and the Anthropic one when its module is present."""
+    from .shapes.openai_chat import SHAPE
+
+    shapes: dict[str, Shape] = {"openai": SHAPE}
+    try:
+        from .shapes import anthropic_messages
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__package__}.shapes.anthropic_messages":
+            raise
+        return shapes
+    shape = getattr(anthropic_messages, "SHAPE", None)
+    if shape is None:
+        for value in vars(anthropic_messages).values():
+            if isinstance(value, type) and getattr(value, "name", None) == "anthropic":
+                shape = value()
+                break
+    if shape is not None:
+        shapes["anthropic"] = shape
+    return shapes
+
+
+def create_app(
+    client: Client | None = None,
+    options: GatewaySettings | None = None,
+    gate: Gate | None = None,
+    *,
+    no_auth: bool = False,
+) -> Gateway:
+    """The app for these settings (default: the user's file only, no project file) and
+    gate (default: the operator key from ``[gateway] key_env``; ``no_auth``: open)."""
+    from .settings import read_gateway
+
+    if client is None:
+        from modelplug import Client, load_settings
+
+        client = Client(settings=load_settings(use_project=False))
+    if options is None:
+        options = read_gateway(client.settings)
+    if gate is None:
+        gate = choose_gate(client, options, no_auth=no_auth)
+    return Gateway(client, options, gate)
+
+
+def choose_gate(client: Client, options: GatewaySettings, *, no_auth: bool = False) -> Gate:
+    from modelplug.plugin import ConfigError
+
+    from .auth import OpenGate, OperatorKeyGate
+
+    if no_auth or options.auth == "none":
+        return OpenGate()
+    if options.auth == "keys":
+        try:
+            from .key_gate import VirtualKeyGate  # type: ignore[import-not-found,unused-ignore]
+        except ModuleNotFoundError:
+            raise ConfigError('[gateway] auth = "keys" needs the virtual keys part') from None
+        return VirtualKeyGate.from_settings(client, options)  # type: ignore[no-any-return,unused-ignore]
+    key = client.settings.getenv(options.key_env)
+    if not key:
+        raise ConfigError(
+            f"the gateway needs a key: set {options.key_env} (or [gateway] key_env), "
+            "or run with --no-auth on a loopback host"
+        )
+    return OperatorKeyGate(key, options.key_env)
