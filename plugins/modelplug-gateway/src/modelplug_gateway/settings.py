@@ -29,6 +29,9 @@ class GatewaySettings:
     key_env: str = "MODELPLUG_GATEWAY_KEY"
     auth: str = "key"
     """``"key"`` (the operator key), ``"keys"`` (virtual keys) or ``"none"``."""
+    key_secret_env: str | None = None
+    """The variable holding the secret virtual keys are hashed under (every machine of a
+    deployment sets the same); unset: a file in the data directory (one machine)."""
 
 
 def read_gateway(settings: Settings, overrides: dict[str, Any] | None = None) -> GatewaySettings:
