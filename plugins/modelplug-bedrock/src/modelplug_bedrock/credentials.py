@@ -1,0 +1,110 @@
+"""The AWS credentials that sign a request: the standard chain, through botocore.
+
+botocore is imported here, on the first signed request, never by ``import modelplug``,
+``Client()`` or ``resolve()``. Its resolver is the chain every AWS tool follows:
+environment, the shared config and credentials files and their profiles, SSO,
+``credential_process``, container and instance roles. What it gives may expire
+(assumed roles, SSO, instance roles); each request asks it for a frozen set, which
+refreshes the set first when it is about to expire.
+
+Finding them may block (an instance role asks the metadata service; a refresh may call
+STS or SSO), so that work runs in a thread, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from modelplug.plugin import ErrorClass, register_secret
+
+from .errors import BedrockError
+
+if TYPE_CHECKING:
+    from modelplug.plugin import Route, Settings
+
+__all__ = ["Frozen", "clear", "frozen_credentials"]
+
+ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+
+_lock = threading.Lock()
+# One resolved credentials object per profile, kept for the process: it refreshes itself.
+_found: dict[str | None, Any] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class Frozen:
+    access_key: str
+    secret_key: str
+    token: str | None
+
+    def __repr__(self) -> str:
+        return f"Frozen(access_key={self.access_key[:4]}***)"
+
+
+def clear() -> None:
+    """Forget what was resolved (a test that changes the environment)."""
+    with _lock:
+        _found.clear()
+
+
+async def frozen_credentials(settings: Settings, profile: str | None, route: Route) -> Frozen:
+    """This request's credentials. The user's environment as modelplug reads it
+    (``AWS_ACCESS_KEY_ID`` and ``AWS_SECRET_ACCESS_KEY``) comes first, as in AWS's
+    chain; then botocore's chain for ``profile`` (None: AWS_PROFILE or the default)."""
+    access, secret, token = (settings.getenv(name) for name in ENV)
+    if access and secret and not profile:
+        return _frozen(access, secret, token)
+    found = _found.get(profile)
+    if found is None or _needs_refresh(found):
+        found = await asyncio.to_thread(_resolve, profile, route)
+    got = found.get_frozen_credentials()
+    return _frozen(got.access_key, got.secret_key, got.token)
+
+
+def _frozen(access: str, secret: str, token: str | None) -> Frozen:
+    register_secret(secret)
+    register_secret(token)
+    return Frozen(access, secret, token or None)
+
+
+def _needs_refresh(found: Any) -> bool:
+    check = getattr(found, "refresh_needed", None)
+    return bool(check()) if check is not None else False
+
+
+def _resolve(profile: str | None, route: Route) -> Any:
+    """Run in a thread: botocore's chain, and a refresh when one is due."""
+    import botocore.exceptions
+    import botocore.session
+
+    with _lock:
+        found = _found.get(profile)
+        try:
+            if found is None:
+                found = botocore.session.Session(profile=profile).get_credentials()
+                if found is None:
+                    raise _none_found(profile, route)
+                _found[profile] = found
+            found.get_frozen_credentials()  # refreshes now, off the event loop
+        except botocore.exceptions.BotoCoreError as exc:
+            raise BedrockError(
+                f"{route.provider}: the AWS credentials could not be loaded: {type(exc).__name__}",
+                error_class=ErrorClass(kind="auth", fallback=True, reason="no credentials"),
+                route=route,
+            ) from None
+    return found
+
+
+def _none_found(profile: str | None, route: Route) -> BedrockError:
+    where = f"the AWS profile {profile!r}" if profile else "the standard AWS chain"
+    return BedrockError(
+        f"{route.provider}: no AWS credentials found in {where} (environment, "
+        "~/.aws/credentials and ~/.aws/config, SSO, container or instance role). Run "
+        "`aws configure` or `aws sso login`, set AWS_PROFILE, or set a Bedrock API key "
+        "in AWS_BEARER_TOKEN_BEDROCK",
+        error_class=ErrorClass(kind="auth", fallback=True, reason="no credentials"),
+        route=route,
+    )

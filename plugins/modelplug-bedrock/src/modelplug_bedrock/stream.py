@@ -1,0 +1,317 @@
+"""Stream one ConverseStream call: the request, the event-stream frames, events, the
+Response.
+
+Sending, statuses, a web page where the stream should be, a cut or a stall mid-stream,
+closing early and keeping the connection are the kit's HTTP path
+(:data:`modelplug_bedrock.http.HTTP`); what is here is Bedrock's wire. A text delta
+costs one frame cut (two CRCs), one JSON parse and the TextDelta.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from modelplug.plugin import ModelError, estimated_usage, parse_arguments, provider_headers
+from modelplug.types import (
+    Block,
+    Done,
+    Event,
+    Message,
+    Request,
+    Response,
+    Route,
+    StopReason,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolCallStart,
+    ToolUseBlock,
+    Usage,
+)
+
+from .credentials import frozen_credentials
+from .errors import ERRORS
+from .eventstream import Frame, FrameDecoder, FramingError
+from .http import HTTP
+from .providers import base_url_for, region_for
+from .request import build_body
+from .sigv4 import sign
+
+if TYPE_CHECKING:
+    from modelplug.plugin import Client
+
+__all__ = ["Reader", "stream_converse"]
+
+ACCEPT = "application/vnd.amazon.eventstream"
+STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "stop_sequence": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",
+    "guardrail_intervened": "refusal",
+    "content_filtered": "refusal",
+}
+
+
+class _Part:
+    """One content block as it arrives (text, reasoning or a tool call)."""
+
+    __slots__ = ("kind", "redacted", "signature", "text", "tool_id", "tool_name")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.text: list[str] = []
+        self.signature: str | None = None
+        self.redacted: list[str] = []
+        self.tool_id = ""
+        self.tool_name = ""
+
+
+class Reader:
+    """Frames in, events out; everything of one answer, for Done or for a failure."""
+
+    def __init__(self, route: Route, request: Request) -> None:
+        self.route = route
+        self.hide_thinking = request.thinking is not None and request.thinking.hide
+        self.parts: dict[int, _Part] = {}
+        self.stop: str | None = None
+        self.usage: Usage | None = None
+        self.metadata: dict[str, Any] = {}
+        self.ended = False  # the metadata event, the stream's last, arrived
+        self.calls = 0
+
+    def malformed(self, what: str) -> ModelError:
+        return ERRORS.transient(
+            self.route,
+            f"{self.route.provider} sent a malformed event stream: {what}",
+            reason="malformed event stream",
+            partial=self.partial(),
+        )
+
+    def frame(self, frame: Frame) -> list[Event]:
+        headers = frame.headers
+        kind = headers.get(":message-type")
+        if kind != "event":
+            if kind == "exception":
+                raise ERRORS.exception_event(
+                    self.route,
+                    str(headers.get(":exception-type", "")),
+                    frame.payload,
+                    self.partial(),
+                )
+            if kind == "error":
+                words = json.dumps({"message": headers.get(":error-message", "")}).encode()
+                raise ERRORS.exception_event(
+                    self.route, str(headers.get(":error-code", "")), words, self.partial()
+                )
+            raise self.malformed(f"a message of type {kind!r}")
+        try:
+            data = json.loads(frame.payload)
+        except ValueError:
+            raise self.malformed("an event whose payload is not JSON") from None
+        if type(data) is not dict:
+            raise self.malformed("an event whose payload is not an object")
+        name = headers.get(":event-type")
+        if name == "contentBlockDelta":
+            return self.delta(data)
+        if name == "contentBlockStart":
+            return self.start(data)
+        if name == "messageStop":
+            reason = data.get("stopReason")
+            self.stop = reason if isinstance(reason, str) else "end_turn"
+            fields = data.get("additionalModelResponseFields")
+            if fields:
+                self.metadata["additionalModelResponseFields"] = fields
+        elif name == "metadata":
+            self.usage = _usage(data.get("usage"))
+            metrics = data.get("metrics")
+            if isinstance(metrics, dict) and "latencyMs" in metrics:
+                self.metadata["latency_ms"] = metrics["latencyMs"]
+            self.ended = True
+        # messageStart, contentBlockStop and events added later say nothing to keep.
+        return []
+
+    def part(self, data: dict[str, Any], kind: str) -> _Part:
+        index = data.get("contentBlockIndex")
+        if type(index) is not int:
+            raise self.malformed("an event without its contentBlockIndex")
+        part = self.parts.get(index)
+        if part is None:
+            part = self.parts[index] = _Part(kind)
+        return part
+
+    def start(self, data: dict[str, Any]) -> list[Event]:
+        start = data.get("start")
+        tool = start.get("toolUse") if isinstance(start, dict) else None
+        if not isinstance(tool, dict):
+            return []
+        part = self.part(data, "tool")
+        part.kind = "tool"
+        part.tool_id = str(tool.get("toolUseId") or "")
+        part.tool_name = str(tool.get("name") or "")
+        self.calls += 1
+        return [ToolCallStart(id=part.tool_id, name=part.tool_name, index=self.calls - 1)]
+
+    def delta(self, data: dict[str, Any]) -> list[Event]:
+        delta = data.get("delta")
+        if type(delta) is not dict:
+            raise self.malformed("a contentBlockDelta without its delta")
+        text = delta.get("text")
+        if type(text) is str:
+            self.part(data, "text").text.append(text)
+            return [TextDelta.of(text)] if text else []
+        tool = delta.get("toolUse")
+        if isinstance(tool, dict):
+            piece = tool.get("input")
+            if isinstance(piece, str):
+                self.part(data, "tool").text.append(piece)
+            return []
+        reasoning = delta.get("reasoningContent")
+        if isinstance(reasoning, dict):
+            part = self.part(data, "reasoning")
+            thought = reasoning.get("text")
+            if isinstance(thought, str) and thought:
+                part.text.append(thought)
+                if not self.hide_thinking:
+                    return [ThinkingDelta(text=thought)]
+            if isinstance(reasoning.get("signature"), str):
+                part.signature = reasoning["signature"]
+            if isinstance(reasoning.get("redactedContent"), str):
+                part.redacted.append(reasoning["redactedContent"])
+        return []
+
+    def blocks(self) -> list[Block]:
+        content: list[Block] = []
+        for index in sorted(self.parts):
+            part = self.parts[index]
+            if part.kind == "text":
+                text = "".join(part.text)
+                if text:
+                    content.append(TextBlock(text=text))
+            elif part.kind == "tool":
+                raw = "".join(part.text)
+                value: dict[str, Any] | str = {}
+                if raw.strip():
+                    value, _ = parse_arguments(raw)
+                content.append(ToolUseBlock(id=part.tool_id, name=part.tool_name, input=value))
+            else:
+                content.append(self.reasoning(part))
+        return content
+
+    def reasoning(self, part: _Part) -> ThinkingBlock:
+        """Kept as Bedrock's own block too, so it goes back to the same model as sent."""
+        origin = self.route.name
+        if part.redacted:
+            wire = {"reasoningContent": {"redactedContent": "".join(part.redacted)}}
+            return ThinkingBlock(redacted=True, wire=wire, origin=origin)
+        thought = "".join(part.text)
+        reasoning_text: dict[str, Any] = {"text": thought}
+        if part.signature is not None:
+            reasoning_text["signature"] = part.signature
+        return ThinkingBlock(
+            text="" if self.hide_thinking else thought,
+            signature=part.signature,
+            wire={"reasoningContent": {"reasoningText": reasoning_text}},
+            origin=origin,
+        )
+
+    def produced(self) -> int:
+        return sum(len(t) for p in self.parts.values() for t in p.text)
+
+    def partial(self) -> Response | None:
+        """What arrived before a failure (None: nothing did)."""
+        if not self.parts:
+            return None
+        return Response(
+            message=Message(role="assistant", content=self.blocks(), model=self.route.name),
+            stop_reason="other",
+            usage=estimated_usage(0, self.produced()),
+            model=self.route.name,
+        )
+
+    def response(self) -> Response:
+        usage = self.usage or estimated_usage(0, self.produced())
+        reason = STOP_REASONS.get(self.stop or "", "other")
+        metadata = dict(self.metadata)
+        if self.stop is not None and self.stop not in STOP_REASONS:
+            metadata["stop_reason"] = self.stop
+        return Response(
+            message=Message(role="assistant", content=self.blocks(), model=self.route.name),
+            stop_reason=reason,
+            usage=usage,
+            model=self.route.name,
+            metadata=metadata,
+        )
+
+
+def _usage(raw: Any) -> Usage | None:
+    """Bedrock's usage: ``inputTokens`` is the uncached input, as in core's Usage."""
+    if not isinstance(raw, dict):
+        return None
+
+    def count(key: str) -> int:
+        value = raw.get(key)
+        return value if type(value) is int and value >= 0 else 0
+
+    return Usage(
+        input=count("inputTokens"),
+        output=count("outputTokens"),
+        cache_read=count("cacheReadInputTokens"),
+        cache_write=count("cacheWriteInputTokens"),
+    )
+
+
+async def stream_converse(
+    route: Route, request: Request, client: Client, bearer: str | None
+) -> AsyncIterator[Event]:
+    settings = client.settings
+    options = HTTP.options(client)
+    base = route.endpoint.base_url
+    region = region_for(route, settings, options) if base is None or bearer is None else None
+    url = f"{base_url_for(route, region or '')}/model/{quote(route.model, safe='')}/converse-stream"
+    body = json.dumps(build_body(request, route), separators=(",", ":")).encode()
+    if bearer is not None:
+        headers = provider_headers(
+            route, settings, auth={"authorization": f"Bearer {bearer}"}, accept=ACCEPT
+        )
+    else:
+        profile = route.endpoint.options.get("profile") or options.profile
+        found = await frozen_credentials(settings, profile, route)
+        headers = sign(
+            "POST",
+            url,
+            provider_headers(route, settings, accept=ACCEPT),
+            body,
+            access_key=found.access_key,
+            secret_key=found.secret_key,
+            token=found.token,
+            region=region or "",
+        )
+    reader = Reader(route, request)
+    decoder = FrameDecoder()
+    async with HTTP.stream(client, route, url, body=body, headers=headers, whole=False) as answer:
+        answer.partial = reader.partial
+        async for chunk in answer:
+            try:
+                frames = decoder.feed(chunk)
+            except FramingError as exc:
+                raise reader.malformed(str(exc)) from None
+            for frame in frames:
+                for event in reader.frame(frame):
+                    yield event
+            if reader.ended:
+                break
+        if not reader.ended and reader.stop is None:
+            cut = "mid-frame" if decoder.pending else "before its messageStop event"
+            raise ERRORS.transient(
+                route,
+                f"{route.provider}'s stream ended {cut}: the answer is incomplete",
+                reason="the stream was cut",
+                partial=reader.partial(),
+            )
+    yield Done(response=reader.response())
