@@ -195,6 +195,7 @@ class Client:
         return self.host.add(plugin, name)
 
     def unregister(self, plugin: object) -> None:
+        """Remove a plugin registered on this client (its hooks stop being called)."""
         self._declared = None
         self.host.remove(plugin)
 
@@ -433,6 +434,7 @@ class Client:
         raise clean_error(failure)
 
     def probe(self, spec: str | None = None) -> ModelInfo | None:
+        """The sync form of :meth:`aprobe`."""
         return self._run_sync(self.aprobe(spec))
 
     def probe_cache(self) -> ProbeCache:

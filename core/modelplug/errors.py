@@ -107,6 +107,7 @@ class ModelplugError(Exception):
 
     @property
     def message(self) -> str:
+        """The error's message, redacted of known secrets."""
         return str(self.args[0]) if self.args else ""
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -275,10 +276,12 @@ class ModelError(ModelplugError):
 
     @property
     def kind(self) -> ErrorKind:
+        """The kind of failure (``error_class.kind``)."""
         return self.error_class.kind
 
     @property
     def retryable(self) -> bool:
+        """Whether the same call may succeed if sent again (``error_class.retryable``)."""
         return self.error_class.retryable
 
 

@@ -133,6 +133,7 @@ class LocalDB:
         return turn
 
     def close(self) -> None:
+        """Close the database connection of this process."""
         with self._write_lock, self._read_lock:
             if self._pid == os.getpid():
                 for db in (self._writer, self._reader):

@@ -586,6 +586,7 @@ class Answer:
 
     @property
     def headers(self) -> httpx2.Headers:
+        """The answer's HTTP headers."""
         return self.response.headers
 
     @property
@@ -599,6 +600,7 @@ class Answer:
 
     @property
     def errors(self) -> WireErrors:
+        """The plugin's :class:`WireErrors`, for errors the reader finds in the stream."""
         return self._errors
 
     # -- sending ------------------------------------------------------------------------

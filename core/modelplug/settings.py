@@ -721,12 +721,15 @@ class Settings:
         return self.models.get(f"{provider}/{model}") or self.models.get(model)
 
     def is_trusted(self, directory: Path | None) -> bool:
+        """Whether the project at ``path`` is in the user's ``trusted_projects``."""
         if directory is None:
             return False
         resolved = directory.resolve()
         return any(resolved == p for p in self.trusted_projects)
 
     def getenv(self, name: str) -> str | None:
+        """An environment variable as these settings see it: the environment given to
+        the Client, else the process's."""
         return self._environ.get(name)
 
     def data_dir(self) -> Path:

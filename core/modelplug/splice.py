@@ -78,6 +78,7 @@ class Offer:
         return self.events.__anext__()
 
     async def aclose(self) -> None:
+        """Close the policy's generator (an abort before it was handed over)."""
         await self.events.aclose()
 
     def accept(self) -> PolicyEvents:

@@ -186,10 +186,12 @@ class ToolResultBlock(_Model):
 
     @property
     def text(self) -> str:
+        """The result's text parts joined."""
         return "".join(part.text for part in self.content if isinstance(part, TextBlock))
 
     @property
     def images(self) -> list[ImageBlock]:
+        """The images in the result, in order."""
         return [part for part in self.content if isinstance(part, ImageBlock)]
 
 
@@ -237,10 +239,12 @@ class Message(_Model):
 
     @property
     def tool_calls(self) -> list[ToolUseBlock]:
+        """The tool calls in this message, in order."""
         return [b for b in self.content if isinstance(b, ToolUseBlock)]
 
     @property
     def tool_results(self) -> list[ToolResultBlock]:
+        """The tool results in this message, in order."""
         return [b for b in self.content if isinstance(b, ToolResultBlock)]
 
 
@@ -517,6 +521,7 @@ class Usage(_Model):
 
     @property
     def total(self) -> int:
+        """All tokens: :attr:`total_input` plus output."""
         return self.total_input + self.output
 
 
@@ -556,10 +561,12 @@ class Response(_Model):
 
     @property
     def text(self) -> str:
+        """The text of the answer: its text blocks joined."""
         return self.message.text
 
     @property
     def tool_calls(self) -> list[ToolUseBlock]:
+        """The tool calls the model made, in order."""
         return self.message.tool_calls
 
     @classmethod

@@ -278,10 +278,12 @@ class ProviderConformance:
 
     @property
     def base_url(self) -> str:
+        """The loopback server's address with the plugin's ``base_path``."""
         return self.wire.url + self.base_path
 
     @property
     def spec(self) -> str:
+        """The spec each case calls."""
         return f"{PROVIDER}/{self.model}"
 
     @property
@@ -301,6 +303,7 @@ class ProviderConformance:
         )
 
     def serve_error(self, status: int, message: str, **kw: Any) -> None:
+        """Serve one error answer with ``status`` in the provider's own error shape."""
         self.serve(self.status_body(status, message), self.status_content_type, status=status, **kw)
 
     def sent(self) -> list[RecordedRequest]:
@@ -310,6 +313,7 @@ class ProviderConformance:
         return [r for r in requests if r.path.split("?")[0] == self.path]
 
     def sent_count(self) -> int:
+        """How many stream requests this case made."""
         return len(self.sent())
 
     def connections(self) -> list[int]:
@@ -397,6 +401,7 @@ class ProviderConformance:
         self.check_not_a_stream(error, seen)
 
     def check_not_a_stream(self, error: ModelError, seen: list[Event]) -> None:
+        """The checks a web page served in place of an answer must pass."""
         check_classified(error)
         assert not error.retryable, f"the same page comes again: not retryable ({about(error)})"
         assert error.error_class.fallback, f"another provider may answer ({about(error)})"

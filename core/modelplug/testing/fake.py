@@ -113,15 +113,19 @@ class FakeModel:
         self.routes: list[Route] = []
 
     def add(self, *steps: Step) -> FakeModel:
+        """Append steps to the script; returns the model, for chaining."""
         self.steps.extend(steps)
         return self
 
     @property
     def remaining(self) -> int:
+        """How many scripted steps are left."""
         return len(self.steps)
 
     @hookimpl
     def modelplug_resolve(self, spec: str, provider_type: str | None) -> Route | None:
+        """Serve ``{provider}/...`` specs (the hook: see
+        :func:`modelplug.hookspecs.modelplug_resolve`)."""
         provider, _, model = spec.partition("/")
         if provider != self.provider or provider_type not in (None, self.provider):
             return None
@@ -142,10 +146,12 @@ class FakeModel:
 
     @hookimpl
     def modelplug_providers(self) -> list[Provider]:
+        """Declare the fake provider's name (the hook)."""
         return [Provider(name=self.provider, type=self.provider)]
 
     @hookimpl
     def modelplug_stream(self, route: Route, request: Request) -> AsyncIterator[Event] | None:
+        """Play the next scripted step for a route of this fake provider (the hook)."""
         if route.endpoint.type != self.provider:
             return None
         return self._play(route, request)

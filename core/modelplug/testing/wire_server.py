@@ -63,6 +63,9 @@ class WireResponse:
 
 @dataclass
 class RecordedRequest:
+    """One request the WireServer received: method, path, headers and body, and the
+    connection it came on."""
+
     method: str
     path: str
     headers: dict[str, str]
@@ -71,6 +74,7 @@ class RecordedRequest:
     connection: int = 0
 
     def json(self) -> Any:
+        """The body parsed as JSON."""
         return json.loads(self.body)
 
 
@@ -273,6 +277,7 @@ class WireServer:
     # -- lifecycle ----------------------------------------------------------------------
 
     def start(self) -> WireServer:
+        """Start serving on a free loopback port."""
         server = _Server(("127.0.0.1", 0), _Handler)
         server.wire = self
         self._server = server
@@ -286,6 +291,7 @@ class WireServer:
         return self
 
     def stop(self) -> None:
+        """Stop serving and close every connection."""
         self.stopping.set()
         if self._server is not None:
             self._server.shutdown()
