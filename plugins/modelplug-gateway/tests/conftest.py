@@ -1,23 +1,21 @@
-"""Run a gateway app for real: uvicorn on 127.0.0.1, a free port, in a thread."""
+"""Test helpers: run a gateway app for real (uvicorn on 127.0.0.1, a free port, in a
+thread) over a Client that sees only the plugins a test gives it."""
 
 from __future__ import annotations
 
 import socket
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
+import pytest
 import uvicorn
 from modelplug import Client
 from modelplug_gateway.app import Gateway
 from modelplug_gateway.auth import OpenGate
 from modelplug_gateway.settings import GatewaySettings
-
-__all__ = ["KEY", "gateway_app", "running"]
-
-KEY = "sk-gateway-test-0123456789"
 
 
 def gateway_app(
@@ -59,3 +57,15 @@ def running(app: Gateway, **config: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+@pytest.fixture
+def make_gateway() -> Callable[..., Gateway]:
+    """``make_gateway(*plugins, client=None, gate=None, **[gateway] options)``."""
+    return gateway_app
+
+
+@pytest.fixture
+def serve() -> Callable[..., AbstractContextManager[str]]:
+    """``with serve(app) as url:`` runs ``app`` on uvicorn for the block."""
+    return running
