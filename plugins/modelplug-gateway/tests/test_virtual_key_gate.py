@@ -87,11 +87,14 @@ def test_the_store_keeps_a_keyed_hash_and_files_are_owner_only(world: dict[str, 
     assert Hasher(b"another secret, 16+ bytes").digest(key) != world["hasher"].digest(key)
 
 
-def test_the_secret_comes_from_the_named_variable(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("GW_SECRET", "shared-by-every-machine-of-this-deployment")
-    assert load_secret(tmp_path, "GW_SECRET") == b"shared-by-every-machine-of-this-deployment"
+def test_the_secret_comes_from_the_variable_key_secret_env_names(tmp_path: Path) -> None:
+    from modelplug import Client
+    from modelplug_gateway.keys import hasher_for
+
+    secret = "shared-by-every-machine-of-this-deployment"
+    environ = {"GW_SECRET": secret, "MODELPLUG_DATA_DIR": str(tmp_path)}
+    client = Client(config={"gateway": {"key_secret_env": "GW_SECRET"}}, environ=environ)
+    assert hasher_for(client).digest("mpk-a") == Hasher(secret.encode()).digest("mpk-a")
     assert not (tmp_path / "gateway-key-secret").exists()
 
 
@@ -269,3 +272,31 @@ def test_no_file_is_world_readable_after_a_second_open(world: dict[str, Any]) ->
     os.chmod(world["dir"] / "gateway-key-secret", 0o644)
     load_secret(world["dir"], None)
     assert stat.S_IMODE((world["dir"] / "gateway-key-secret").stat().st_mode) == 0o600
+
+
+def test_a_budget_keys_first_call_to_a_model_runs_alone_until_priced(
+    world: dict[str, Any],
+) -> None:
+    key = make(world, budget=Decimal("0.10"), period="day")
+    gate = world["gate"]
+
+    async def burst() -> list[Any]:
+        return await asyncio.gather(
+            *(gate.admit(bearer(key), b"", "m") for _ in range(5)), return_exceptions=True
+        )
+
+    first = run(burst())
+    admitted = [t for t in first if not isinstance(t, Refusal)]
+    refused = [t for t in first if isinstance(t, Refusal)]
+    assert len(admitted) == 1 and len(refused) == 4
+    assert refused[0].status == 429 and refused[0].retry_after == 1.0
+    cost = Cost(amount=Decimal("0.03"), source="test")
+    run(admitted[0].settle(ROUTE, Usage(input=1, output=1), cost))
+    # Priced: each call now reserves 0.03, so 0.07 left lets exactly 2 of 5 through.
+    second = run(burst())
+    assert sum(not isinstance(t, Refusal) for t in second) == 2
+    # Another worker sharing the counters learns the price from them, not by a probe.
+    other = VirtualKeyGate(world["keys"], world["hasher"], gate.counters, clock=world["clock"])
+    assert other.estimate("alice", "m") is None
+    last = refusal(other, bearer(key))
+    assert "budget of 0.10 USD" in last.message

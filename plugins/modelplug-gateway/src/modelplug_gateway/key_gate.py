@@ -14,6 +14,7 @@ never put in a message or a metric; only the key's name is.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import logging
 import math
@@ -32,7 +33,7 @@ from .keys.record import PREFIX, KeyRecord
 if TYPE_CHECKING:
     from modelplug.plugin import Client
     from modelplug.types import Cost, Route, Usage
-    from modelplug_limits.store import Charge, CounterStore
+    from modelplug_limits.store import Charge, CounterStore, Setting
 
     from .keys import Hasher, KeyStore
 
@@ -45,6 +46,9 @@ KEEP = 300.0  # seconds a verified key is still honoured while the store is down
 WINDOW = 60.0  # rpm and tpm count per minute
 WINDOW_GRACE = 1.0
 PERIOD_GRACE = 60.0
+MAX_ESTIMATES = 10_000
+ESTIMATE_TTL = 30 * 86400.0  # seconds a learned cost per call is kept
+PRICING_TTL = 60.0  # a first call that never settles frees its model after this
 QUERY_KEY_NAMES = frozenset({"key", "api_key", "api-key", "apikey", "token", "access_token"})
 STORE_PROBLEMS = (ModelplugError, sqlite3.Error, OSError, TimeoutError)
 INVALID = "the key presented is not valid for this gateway"
@@ -101,6 +105,12 @@ class VirtualKeyGate:
         fail = client.settings.plugin_options("redis", project=False).get("fail", "open")
         return cls(open_store(client), hasher_for(client), counters, fail=str(fail))
 
+    @classmethod
+    def from_settings(cls, client: Client, options: object = None) -> VirtualKeyGate:
+        """What the app calls for ``[gateway] auth = "keys"`` (the options are read by
+        :meth:`for_client` itself: key_secret_env, ``[redis]``, ``[limits] store``)."""
+        return cls.for_client(client)
+
     # -- admission -------------------------------------------------------------------
 
     async def admit(self, headers: Mapping[str, str], query: bytes, model: str) -> KeyTicket:
@@ -137,6 +147,8 @@ class VirtualKeyGate:
                 status=403,
                 kind="permission_error",
             )
+        if record.budget is not None and (record.name, model) not in self._estimates:
+            await self._shared_estimate(record.name, model)
         ticket = KeyTicket(self, record, model, now)
         if ticket.charges:
             await self._reserve(ticket)
@@ -167,6 +179,25 @@ class VirtualKeyGate:
             self._verified[digest] = (record, now)
         return record
 
+    async def _shared_estimate(self, name: str, model: str) -> None:
+        """What another worker learned a call of ``name`` to ``model`` costs (one read,
+        on this worker's first such call only)."""
+        try:
+            found = await self.counters.read([estimate_key(name, model, "spend")])
+        except STORE_PROBLEMS:
+            return
+        if found and found[0] is not None:
+            self._remember(name, model, None, found[0][0])
+
+    def _remember(self, name: str, model: str, tokens: int | None, spend: int | None) -> None:
+        if len(self._estimates) >= MAX_ESTIMATES:
+            self._estimates.clear()  # models named by callers: never let this grow unbounded
+        before = self._estimates.get((name, model), (0, 0))
+        self._estimates[(name, model)] = (
+            before[0] if tokens is None else tokens,
+            before[1] if spend is None else spend,
+        )
+
     async def _reserve(self, ticket: KeyTicket) -> None:
         try:
             outcome = await self.counters.reserve(ticket.charges)
@@ -186,6 +217,15 @@ class VirtualKeyGate:
         what = ticket.what[index]
         record = ticket.record
         wait = None if outcome.retry_in == math.inf else max(1.0, math.ceil(outcome.retry_in))
+        if what == "pricing":
+            self._count(record.name, "pricing")
+            raise Refusal(
+                f"key {record.name!r} has a budget and its first call to this model is being "
+                "priced; retry in 1 s",
+                status=429,
+                kind="rate_limit_error",
+                retry_after=1.0,
+            )
         if what == "spend":
             from modelplug_limits.money import from_nano
             from modelplug_limits.plan import PERIOD_WORDS
@@ -216,7 +256,7 @@ class VirtualKeyGate:
         self, ticket: KeyTicket, route: Route | None, usage: Usage | None, cost: Cost | None
     ) -> None:
         from modelplug_limits.money import to_nano
-        from modelplug_limits.store import Charge
+        from modelplug_limits.store import Charge, Setting
 
         adjust: list[Charge] = []
         tokens = None if usage is None else usage.total_input + usage.output
@@ -227,29 +267,36 @@ class VirtualKeyGate:
         if route is None and usage is None:
             tokens = spent = 0  # never reached a provider: it cost nothing
         for charge, what in zip(ticket.charges, ticket.what, strict=True):
-            real = tokens if what == "tokens" else spent if what == "spend" else None
+            real = {"tokens": tokens, "spend": spent, "pricing": 0}.get(what)
             if real is not None and real != charge.amount:
                 adjust.append(Charge(charge.key, real - charge.amount))
+        learned: list[Setting] = []
         if route is not None and (tokens is not None or spent is not None):
-            before = self._estimates.get((name, ticket.model), (0, 0))
-            self._estimates[(name, ticket.model)] = (
-                before[0] if tokens is None else tokens,
-                before[1] if spent is None else spent,
-            )
-        if not adjust:
+            known = self._estimates.get((name, ticket.model))
+            self._remember(name, ticket.model, tokens, spent)
+            if (
+                spent is not None
+                and ticket.record.budget is not None
+                and (known is None or known[1] != spent)
+            ):
+                # Every worker's first call to this model reserves what this one cost.
+                which = estimate_key(name, ticket.model, "spend")
+                learned.append(Setting(which, spent, ESTIMATE_TTL))
+        if not adjust and not learned:
             return
         try:
-            said = await self.counters.settle(adjust, [])
+            said = await self.counters.settle(adjust, learned)
         except STORE_PROBLEMS as exc:
             said = f"a settlement was lost ({type(exc).__name__})"
         if said:
             self._went_degraded(said)
 
-    def estimate(self, name: str, model: str) -> tuple[int, int]:
+    def estimate(self, name: str, model: str) -> tuple[int, int] | None:
         """What a call of key ``name`` to ``model`` reserves: the last such call's
-        tokens and cost (at least 1 each: a budget spent to the last unit refuses)."""
-        tokens, spend = self._estimates.get((name, model), (0, 0))
-        return max(tokens, 1), max(spend, 1)
+        tokens and cost (at least 1 each: a budget spent to the last unit refuses), or
+        None before any such call was priced."""
+        found = self._estimates.get((name, model))
+        return None if found is None else (max(found[0], 1), max(found[1], 1))
 
     # -- reporting -------------------------------------------------------------------
 
@@ -317,7 +364,7 @@ class KeyTicket(Ticket):
                     "requests",
                 )
             if record.tpm is not None:
-                tokens = gate.estimate(record.name, model)[0]
+                tokens = (gate.estimate(record.name, model) or (1, 1))[0]
                 self._add(
                     Charge(f"{base}:tokens:{window}", tokens, record.tpm, left, grace=WINDOW_GRACE),
                     "tokens",
@@ -327,7 +374,12 @@ class KeyTicket(Ticket):
             from modelplug_limits.plan import period_window
 
             period, left, self.resets = period_window(record.period, now)
-            spend = gate.estimate(record.name, model)[1]
+            estimate = gate.estimate(record.name, model)
+            if estimate is None:
+                # Nothing says yet what this model costs: one call at a time, across every
+                # worker, until one has been priced (so a burst cannot overrun the budget).
+                self._add(Charge(f"{base}:pricing:{_short(model)}", 1, 1, PRICING_TTL), "pricing")
+            spend = 1 if estimate is None else estimate[1]
             charge = Charge(
                 spend_key(record.name, period),
                 spend,
@@ -347,6 +399,15 @@ class KeyTicket(Ticket):
             return
         self.settled = True
         await self.gate.settle(self, route, usage, cost)
+
+
+def estimate_key(name: str, model: str, what: str) -> str:
+    return f"gwkey:{name}:estimate:{what}:{_short(model)}"
+
+
+def _short(model: str) -> str:
+    # A model is named by the caller: a counter's name holds a digest of it, not the text.
+    return hashlib.sha256(model.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def spend_key(name: str, period: str) -> str:

@@ -54,7 +54,8 @@ def open_store(client: Client) -> KeyStore:
 
 
 def hasher_for(client: Client) -> Hasher:
+    """The hasher under the secret ``[gateway] key_secret_env`` names, else the data
+    directory's."""
     env_name = gateway_table(client).get("key_secret_env")
-    return Hasher(
-        load_secret(client.settings.data_dir(), env_name if isinstance(env_name, str) else None)
-    )
+    given = client.settings.getenv(env_name) if isinstance(env_name, str) and env_name else None
+    return Hasher(load_secret(client.settings.data_dir(), given))

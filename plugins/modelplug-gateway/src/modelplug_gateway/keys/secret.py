@@ -42,13 +42,11 @@ class Hasher:
         return "Hasher(<secret>)"
 
 
-def load_secret(data_dir: Path, env_name: str | None) -> bytes:
-    """The secret from ``env_name`` when that variable is set, else the data directory's
-    file (made on first use, 0600, in a 0700 directory)."""
-    if env_name:
-        value = os.environ.get(env_name)
-        if value:
-            return value.encode()
+def load_secret(data_dir: Path, given: str | None = None) -> bytes:
+    """``given`` (the value of ``[gateway] key_secret_env``'s variable) when set, else the
+    data directory's file (made on first use, 0600, in a 0700 directory)."""
+    if given:
+        return given.encode()
     path = data_dir / SECRET_FILE
     try:
         return _read(path)
