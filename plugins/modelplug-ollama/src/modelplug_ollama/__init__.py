@@ -15,9 +15,10 @@ from modelplug.plugin import hookimpl
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client, ModelInfo, Provider, Route, Settings
-    from modelplug.types import Event, Request
+    from modelplug.types import Embeddings, EmbedRequest, Event, Request
 
 __all__ = [
+    "modelplug_embed",
     "modelplug_probe",
     "modelplug_providers",
     "modelplug_resolve",
@@ -60,3 +61,15 @@ def modelplug_probe(route: Route, client: Client) -> Awaitable[ModelInfo] | None
     from .probe import probe
 
     return probe(route, client)
+
+
+@hookimpl
+def modelplug_embed(
+    route: Route, request: EmbedRequest, client: Client
+) -> Awaitable[Embeddings] | None:
+    if route.endpoint.type != TYPE:
+        return None
+    from .embeddings import embed
+
+    key = client.settings.api_key(route.endpoint.api_key_env, route.provider)
+    return embed(route, request, client, key)

@@ -37,6 +37,10 @@ CONTEXT_HINT = (
     'context_window under [models."{name}"] to a larger window the machine can hold, '
     "so the request asks Ollama for it and the conversation is compacted before it overflows"
 )
+EMBED_CONTEXT_HINT = (
+    "an input is longer than the context {model} is loaded with ({limit}); cut the text "
+    "into shorter pieces, or send extra={{'truncate': True}} to let Ollama cut it there"
+)
 
 
 class OllamaError(ModelError):
@@ -56,12 +60,18 @@ class OllamaErrors(WireErrors):
     error = OllamaError
     status_error = OllamaStatusError
 
-    def __init__(self, section: str, num_ctx: int | None = None) -> None:
+    def __init__(self, section: str, num_ctx: int | None = None, *, embed: bool = False) -> None:
         super().__init__(section)
         self.num_ctx = num_ctx
+        self.embed = embed
 
     def for_call(self, num_ctx: int) -> OllamaErrors:
         return OllamaErrors(self.section, num_ctx)
+
+    def for_embed(self, num_ctx: int | None) -> OllamaErrors:
+        """An embedding call's errors: a context overflow names an input, not the
+        conversation (``num_ctx``: the model's window when known)."""
+        return OllamaErrors(self.section, num_ctx, embed=True)
 
     def nobody_at(self, route: Route, at: str) -> str:
         return f"Cannot reach Ollama at {at}. Is it running (ollama serve)?"
@@ -75,7 +85,7 @@ class OllamaErrors(WireErrors):
         message = error_message(data)
         code = status if status >= 300 else None
         error_class, hint = _classify(
-            code, message, retry_after_from_headers(headers), route, self.num_ctx
+            code, message, retry_after_from_headers(headers), route, self.num_ctx, self.embed
         )
         words = f"Ollama answered {status}: {message}" if message else f"Ollama answered {status}"
         if hint:
@@ -99,11 +109,20 @@ def not_done(route: Route, reason: str, partial: Response | None) -> OllamaError
 
 
 def _classify(
-    status: int | None, message: str, retry_after: float | None, route: Route, num_ctx: int | None
+    status: int | None,
+    message: str,
+    retry_after: float | None,
+    route: Route,
+    num_ctx: int | None,
+    embed: bool = False,
 ) -> tuple[ErrorClass, str]:
     """The ErrorClass and the hint to add, from core's table and Ollama's own words."""
     lowered = message.lower()
     error_class = class_for_status(status, text=message, retry_after=retry_after)
+    if embed and "context length" in lowered and status == 500:
+        # /api/embed with truncate: false passes the runner's "the input length exceeds
+        # the context length" on as a 500: the same input fails every time.
+        error_class = class_for_status(400, text=message)
     if error_class is None:
         # An error line mid-stream, with no status and no known words: the runner
         # failed ("an error was encountered while running the model").
@@ -119,6 +138,12 @@ def _classify(
             kind="not_found", fallback=True, status=status, reason="model not found"
         )
         hint = PULL_HINT.format(model=route.model)
+    elif error_class.kind == "context_overflow" and embed:
+        limit = f"num_ctx {num_ctx}" if num_ctx else "its num_ctx; `ollama show` tells it"
+        hint = EMBED_CONTEXT_HINT.format(model=route.model, limit=limit)
+        error_class = dataclasses.replace(
+            error_class, reason="an input is longer than the model takes"
+        )
     elif error_class.kind == "context_overflow":
         hint = CONTEXT_HINT.format(num_ctx=num_ctx or "unknown", name=route.name)
     elif error_class.kind == "transient" and status is not None:
