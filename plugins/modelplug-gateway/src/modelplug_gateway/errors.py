@@ -50,7 +50,8 @@ def status_for(error_class: ErrorClass) -> int:
     upstream = error_class.status
     if upstream in (403, 413, 529):
         return upstream
-    if error_class.kind == "transient" and "timeout" in error_class.reason.lower():
+    reason = error_class.reason.lower()
+    if error_class.kind == "transient" and ("timed out" in reason or "timeout" in reason):
         return 504
     if upstream == 504 or upstream == 408:
         return 504
