@@ -40,10 +40,16 @@ class Wire:
     def exception(name: str, message: str) -> bytes:
         return exception(name, message)
 
+    def __init__(self, server: Any = None) -> None:
+        self.server = server
+
+    def serve(self, body: bytes, model: str = "m", **kw: Any) -> None:
+        serve(self.server, body, model, **kw)
+
 
 @pytest.fixture
-def bedrock() -> Wire:
-    return Wire()
+def bedrock(wire_server: Any) -> Wire:
+    return Wire(wire_server)
 
 
 def recorded(name: str) -> bytes:
@@ -84,3 +90,36 @@ def _fresh_credentials() -> Any:
     credentials.clear()
     yield
     credentials.clear()
+
+
+KEYS = {
+    "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+    "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+}
+
+
+@pytest.fixture
+def client(make_client: Any, wire_server: Any) -> Any:
+    """``client(**table)``: a Client whose ``bedrock`` provider points at the loopback
+    server (region us-east-1), signing with fixed AWS keys from its environment;
+    ``environ=`` replaces that environment, ``options=`` fills ``[bedrock]``."""
+    import modelplug_bedrock
+
+    def make(environ: dict[str, str] | None = None, options: Any = None, **table: Any) -> Any:
+        providers = {"type": "bedrock", "base_url": wire_server.url, "region": "us-east-1"}
+        providers.update(table)
+        config: dict[str, Any] = {"providers": {"bedrock": providers}}
+        if options:
+            config["bedrock"] = options
+        return make_client(
+            modelplug_bedrock, config=config, environ=KEYS if environ is None else environ
+        )
+
+    return make
+
+
+def serve(wire_server: Any, body: bytes, model: str = "m", **kw: Any) -> None:
+    """Queue a recorded or built stream, one write per frame."""
+    wire_server.add(
+        frames_of(body), path=f"/model/{model}/converse-stream", content_type=CONTENT_TYPE, **kw
+    )

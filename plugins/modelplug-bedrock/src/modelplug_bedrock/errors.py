@@ -102,8 +102,10 @@ def _too_long(lowered: str) -> bool:
 
 
 def error_name(value: str | None) -> str:
-    """``ThrottlingException:http://internal...`` -> ``ThrottlingException``."""
-    return (value or "").split(":", 1)[0].strip()
+    """``ThrottlingException:http://internal...`` -> ``ThrottlingException``; an
+    exception event's member name (``throttlingException``) -> the same name."""
+    name = (value or "").split(":", 1)[0].strip()
+    return name[:1].upper() + name[1:]
 
 
 class BedrockErrors(WireErrors):
@@ -139,6 +141,7 @@ class BedrockErrors(WireErrors):
         """An exception event mid-stream (``:message-type exception``)."""
         data = error_body(payload)
         message = error_message(data)
+        name = error_name(name)
         found = _class(name, None, message, None)
         words = self.wording(
             f"{route.provider} reported {name or 'an exception'} mid-stream",

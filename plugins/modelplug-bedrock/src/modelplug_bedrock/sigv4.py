@@ -13,7 +13,7 @@ import hmac
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 __all__ = ["SERVICE", "host_of", "sign"]
 
@@ -99,5 +99,6 @@ def _canonical_query(query: str) -> str:
     pairs = []
     for item in query.split("&"):
         key, _, value = item.partition("=")
-        pairs.append((quote(key, safe="-_.~"), quote(value, safe="-_.~")))
+        # Unlike the path, the query is signed encoded once.
+        pairs.append((quote(unquote(key), safe="-_.~"), quote(unquote(value), safe="-_.~")))
     return "&".join(f"{k}={v}" for k, v in sorted(pairs))
