@@ -21,7 +21,7 @@ from modelplug.plugin.policy import find_policies
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client
-    from modelplug.types import Event, Request, Route
+    from modelplug.types import Embeddings, EmbedRequest, Event, Request, Route
 
     from .cooldowns import SHARED, AsyncCooldownStore, CooldownStore, MemoryCooldowns
     from .policy import FallbackPolicy
@@ -36,6 +36,7 @@ __all__ = [
     "MemoryCooldowns",
     "SqliteCooldowns",
     "modelplug_describe_route",
+    "modelplug_embed",
     "modelplug_stream",
 ]
 
@@ -77,6 +78,20 @@ def modelplug_stream(
     if any(isinstance(p, FallbackPolicy) for p in find_policies(client, modelplug_policy)):
         return (yield)
     return (yield from default_policy().wrapper(route, request, client))
+
+
+@hookimpl(wrapper=True, tryfirst=True)
+def modelplug_embed(
+    route: Route, request: EmbedRequest, client: Client
+) -> Generator[None, Awaitable[Embeddings] | None, Awaitable[Embeddings] | None]:
+    """Retry, fall back and cool down around the provider's embedding call, as around
+    a stream that failed before any output. A program's own FallbackPolicy applies
+    instead when it registered one."""
+    from .policy import FallbackPolicy, default_policy
+
+    if any(isinstance(p, FallbackPolicy) for p in find_policies(client, modelplug_policy)):
+        return (yield)
+    return (yield from default_policy().embed_wrapper(route, request, client))
 
 
 @hookimpl

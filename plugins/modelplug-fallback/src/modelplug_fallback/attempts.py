@@ -10,7 +10,7 @@ happens after a failure is decided by plain methods that return a :class:`Step`
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from dataclasses import dataclass, field
 from functools import cached_property
 from inspect import isawaitable
@@ -28,6 +28,8 @@ from modelplug.plugin.policy import (
 )
 from modelplug.types import (
     Done,
+    Embeddings,
+    EmbedRequest,
     Event,
     Notice,
     Request,
@@ -83,7 +85,7 @@ class Attempts:
         policy: FallbackPolicy,
         options: FallbackOptions,
         route: Route,
-        request: Request,
+        request: Request | EmbedRequest,
         client: Client,
     ) -> None:
         self.policy = policy
@@ -339,7 +341,16 @@ class Attempts:
         if not self.tried or self.tried[-1] != route.name:
             self.tried.append(route.name)
         self.tried_cooling = await self.remaining(route.name) > 0
+        assert isinstance(self.request, Request)
         return self.client.open_stream(route, self.request, exclude=self.exclude)
+
+    async def open_embed(self, route: Route) -> Awaitable[Embeddings]:
+        """The embedding call on ``route``, through every policy but the fallback ones."""
+        if not self.tried or self.tried[-1] != route.name:
+            self.tried.append(route.name)
+        self.tried_cooling = await self.remaining(route.name) > 0
+        assert isinstance(self.request, EmbedRequest)
+        return self.client.open_embed(route, self.request, exclude=self.exclude)
 
     # -- after a failure before any output --------------------------------------------
 

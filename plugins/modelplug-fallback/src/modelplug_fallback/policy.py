@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from modelplug.plugin import ConfigError, hookimpl
 from modelplug.plugin.policy import Offer, find_policies
-from modelplug.types import Event, Request, Route
+from modelplug.types import Embeddings, EmbedRequest, Event, Request, Route
 
 from .attempts import NEVER_RETRY, UNBUILDABLE, Attempts
 from .chain import chain_specs
@@ -44,6 +44,7 @@ _FILES: dict[Path, SqliteCooldowns] = {}
 _FILES_LOCK = threading.Lock()
 
 HookWrapper = Generator[None, "AsyncIterator[Event] | None", "AsyncIterator[Event] | None"]
+EmbedWrapper = Generator[None, "Awaitable[Embeddings] | None", "Awaitable[Embeddings] | None"]
 Sleep = Callable[[float], Awaitable[Any]]
 
 
@@ -88,6 +89,10 @@ class FallbackPolicy:
     def modelplug_stream(self, route: Route, request: Request, client: Client) -> HookWrapper:
         return (yield from self.wrapper(route, request, client))
 
+    @hookimpl(wrapper=True, tryfirst=True)
+    def modelplug_embed(self, route: Route, request: EmbedRequest, client: Client) -> EmbedWrapper:
+        return (yield from self.embed_wrapper(route, request, client))
+
     @hookimpl
     def modelplug_describe_route(
         self, route: Route, client: Client
@@ -113,6 +118,21 @@ class FallbackPolicy:
         if stream is None:
             return None
         return self.wrap(stream, route, request, client)
+
+    def embed_wrapper(self, route: Route, request: EmbedRequest, client: Client) -> EmbedWrapper:
+        """The body of a ``wrapper=True`` ``modelplug_embed``: the provider's awaitable,
+        retried and fallen back as a stream that failed before any output would be."""
+        from .embed_attempts import embed_with_fallbacks
+
+        try:
+            waiting = yield
+        except Exception as exc:
+            if not self._takes_open_error(exc, route, client):
+                raise
+            return embed_with_fallbacks(self, route, request, client, None, exc)
+        if waiting is None:
+            return None
+        return embed_with_fallbacks(self, route, request, client, waiting)
 
     def wrap(
         self,
