@@ -1,0 +1,207 @@
+"""Every code block of the README and of docs/ is run, so no example rots.
+
+By language: ``python`` blocks run as a new user would run them, each in a fresh Python
+process in an empty directory with settings of its own; ``sh`` lines that start with
+``modelplug`` run through the CLI the same way; ``toml`` blocks parse, and a settings
+file loads without a warning; ``text`` blocks are output, not code. A block another test
+runs (an adapter file, a test file, the provider guide's template) is claimed by that
+test below. A Markdown comment just before a block sets it up:
+
+- ``<!-- docs-test: anthropic -->``: a loopback server answers as Anthropic does (a
+  recorded stream), and the user's settings point ``anthropic`` at it with a test key —
+  so the README's real-provider example runs as written, without network or key.
+- ``<!-- docs-test: skip REASON -->``: not runnable here; the reason is required and
+  names what the block needs (real credentials, a running service).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tomllib
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+FENCE = re.compile(
+    r"(?:<!-- docs-test: (?P<directive>[^>]*?) -->\n+)?```(?P<lang>[\w-]*)\n(?P<body>.*?)```",
+    re.DOTALL,
+)
+# Blocks other tests run, by their first line (or a whole page), and which test runs them.
+CLAIMED_PAGES = {"docs/writing-a-provider.md": "tests/test_provider_guide.py"}
+CLAIMED_BLOCKS = {
+    "# my_lab.py": "tests/test_readme_examples.py",
+    "# test_lab_server.py, run from the repository root": "tests/test_readme_examples.py",
+    "# tests/test_conformance.py": "tests/test_readme_examples.py",
+    "from modelplug.plugin import hookimpl": "tests/test_readme_examples.py",
+}
+# Commands CI itself runs (the README's Develop commands), and pip lines, which
+# tests/test_readme_install_lines.py checks against the distributions.
+CI_COMMANDS = ("python3 .ci/install.py", ".venv/bin/tox", "tox")
+OUTPUT_LANGS = {"text"}
+ANTHROPIC_RECORDING = ROOT / "plugins/modelplug-anthropic/tests/recordings/basic_data_only.sse"
+
+
+@dataclass(frozen=True)
+class Block:
+    page: str
+    line: int
+    lang: str
+    body: str
+    directive: str | None
+
+    @property
+    def first(self) -> str:
+        return self.body.split("\n", 1)[0]
+
+    def __str__(self) -> str:
+        return f"{self.page}:{self.line}"
+
+
+def blocks() -> Iterator[Block]:
+    for page in PAGES:
+        text = page.read_text()
+        rel = str(page.relative_to(ROOT))
+        if rel in CLAIMED_PAGES:
+            continue
+        for match in FENCE.finditer(text):
+            line = text.count("\n", 0, match.start("lang")) + 1
+            yield Block(rel, line, match["lang"], match["body"], match["directive"])
+
+
+ALL = list(blocks())
+
+
+def of(*langs: str) -> list[Any]:
+    return [pytest.param(b, id=str(b)) for b in ALL if b.lang in langs]
+
+
+def test_every_block_names_its_language() -> None:
+    unnamed = [str(b) for b in ALL if not b.lang]
+    assert not unnamed, f"say what each block is (python, sh, toml, text): {unnamed}"
+
+
+def test_every_block_is_of_a_language_these_tests_run() -> None:
+    known = {"python", "sh", "toml", *OUTPUT_LANGS}
+    odd = [f"{b} ({b.lang})" for b in ALL if b.lang and b.lang not in known]
+    assert not odd, odd
+
+
+def test_the_claiming_tests_exist() -> None:
+    for test in {*CLAIMED_BLOCKS.values(), *CLAIMED_PAGES.values()}:
+        assert (ROOT / test).exists(), test
+
+
+@pytest.fixture
+def user_home(tmp_path: Path) -> dict[str, str]:
+    """An environment of a new user: an empty home, an empty settings file."""
+    home = tmp_path / "home"
+    home.mkdir()
+    config = home / "config.toml"
+    config.write_text("")
+    return {
+        "HOME": str(home),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "MODELPLUG_CONFIG": str(config),
+        "MODELPLUG_DATA_DIR": str(home / "data"),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+
+
+def set_up(block: Block, env: dict[str, str], wire_server: Any) -> None:
+    directive = (block.directive or "").strip()
+    if directive.startswith("skip"):
+        reason = directive[4:].strip()
+        assert reason, f"{block}: a skipped block says why"
+        pytest.skip(reason)
+    if directive == "anthropic":
+        for _ in range(8):
+            wire_server.add_file(str(ANTHROPIC_RECORDING))
+        Path(env["MODELPLUG_CONFIG"]).write_text(
+            f'[providers.anthropic]\nbase_url = "{wire_server.url}"\n'
+        )
+        env["ANTHROPIC_API_KEY"] = "sk-ant-docs-test"
+    elif directive:
+        raise AssertionError(f"{block}: unknown docs-test directive {directive!r}")
+
+
+@pytest.mark.parametrize("block", of("python"))
+def test_python_block_runs(
+    block: Block, user_home: dict[str, str], wire_server: Any, tmp_path: Path
+) -> None:
+    if block.first in CLAIMED_BLOCKS:
+        pytest.skip(f"run by {CLAIMED_BLOCKS[block.first]}")
+    set_up(block, user_home, wire_server)
+    script = tmp_path / "example.py"
+    script.write_text(block.body)
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=user_home,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"{block} failed:\n{done.stderr[-3000:]}"
+
+
+def commands(block: Block) -> Iterator[str]:
+    text = block.body.replace("\\\n", " ")
+    for raw in text.splitlines():
+        line = raw.split(" #", 1)[0].strip()
+        if line and not line.startswith("#"):
+            yield line
+
+
+@pytest.mark.parametrize("block", of("sh"))
+def test_shell_block_runs(
+    block: Block, user_home: dict[str, str], wire_server: Any, tmp_path: Path
+) -> None:
+    set_up(block, user_home, wire_server)
+    for line in commands(block):
+        for command in (c.strip() for c in line.split("&&")):
+            words = shlex.split(command)
+            program = Path(words[0]).name if words else ""
+            if command.startswith(CI_COMMANDS) or words[:2] == ["pip", "install"]:
+                continue  # CI runs these / tests/test_readme_install_lines.py checks them
+            if program in ("python", "python3") and words[1].startswith(("bench/", "tools/")):
+                # A benchmark or a maintainer's tool: too slow or too sweeping to run
+                # here, but it must exist where the docs say.
+                assert (ROOT / words[1]).is_file(), f"{block}: no {words[1]}"
+                continue
+            assert program == "modelplug", f"{block}: the docs tests do not run {command!r}"
+            done = subprocess.run(
+                [sys.executable, "-m", "modelplug.cli", *words[1:]],
+                capture_output=True,
+                text=True,
+                cwd=tmp_path,
+                env=user_home,
+                timeout=120,
+                check=False,
+            )
+            assert done.returncode == 0, f"{block}: {command!r} failed:\n{done.stderr[-3000:]}"
+
+
+@pytest.mark.parametrize("block", of("toml"))
+def test_toml_block_parses_and_settings_load_cleanly(block: Block, tmp_path: Path) -> None:
+    data = tomllib.loads(block.body)
+    if block.first.startswith("# pyproject.toml"):
+        assert "tool" in data or "project" in data
+        return
+    from modelplug import Client
+
+    config = tmp_path / "config.toml"
+    config.write_text(block.body)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Client(user_config=config, environ={"HOME": str(tmp_path)}).close()
