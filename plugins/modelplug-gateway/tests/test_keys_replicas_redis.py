@@ -1,0 +1,326 @@
+"""Replicas on one real redis-server: four worker processes, each with its own
+VirtualKeyGate over the Redis key store and counters, hold one key's rpm and budget
+together, see a revocation within a second, and follow ``[redis] fail`` when Redis dies.
+
+The workers run the gate itself (admit, then settle at a known price of $0.01 a call),
+which is the whole of what a gateway worker does for a key. Without redis-server the tests skip,
+unless the environment variable CI is set: then a missing redis-server fails the run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from modelplug import Client
+from modelplug_gateway.keys import KeyRecord, hasher_for, new_key, open_store
+
+
+# -- a real redis-server (the approach of modelplug-redis's conftest) --------------
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def ping(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+class RedisServer:
+    """One redis-server process: ``url``, ``kill()`` (SIGKILL, as a crash) and
+    ``start()`` again on the same port and directory."""
+
+    def __init__(self, executable: str, directory: Path) -> None:
+        self.executable = executable
+        self.directory = directory
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                self.executable,
+                "--port", str(self.port),
+                "--bind", "127.0.0.1",
+                "--dir", str(self.directory),
+                "--save", "",
+                "--appendonly", "no",
+                "--daemonize", "no",
+                "--loglevel", "warning",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        deadline = time.monotonic() + 10
+        while not ping(self.port):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"redis-server did not start on port {self.port}")
+            time.sleep(0.02)
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+            self.process = None
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+            self.process = None
+
+
+def redis_executable() -> str:
+    found = shutil.which("redis-server") or (
+        "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else None
+    )
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail(
+                "redis-server is not installed and CI is set (apt-get install redis-server)"
+            )
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    return found
+
+
+@pytest.fixture
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    server = RedisServer(redis_executable(), tmp_path_factory.mktemp("redis"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redis_config(redis_server: RedisServer) -> dict[str, object]:
+    """Settings that point the stores at the test server. The timeout is one only a hang
+    reaches: on a busy machine a slow answer would otherwise count as Redis down, and the
+    store would go on in this process's memory. A test that means Redis down kills it,
+    and a killed server refuses at once."""
+    return {"redis": {"url": redis_server.url, "timeout": 5.0, "retry_interval": 0.0}}
+
+
+# -- the workers -----------------------------------------------------------------
+
+WORKER = r"""
+import asyncio, json, sys, time
+from decimal import Decimal
+from modelplug import Client
+from modelplug.types import Cost, Usage
+from modelplug_gateway.auth import Refusal
+from modelplug_gateway.key_gate import VirtualKeyGate
+
+spec = json.loads(sys.argv[1])
+client = Client(config=spec["config"], environ=spec["environ"], entry_points=True)
+ROUTE = object()
+
+async def one(gate, key):
+    try:
+        ticket = await gate.admit({"authorization": "Bearer " + key}, b"", "m")
+    except Refusal as exc:
+        return str(exc.status)
+    if spec["cost"]:
+        cost = Cost(amount=Decimal(spec["cost"]), source="test")
+        await ticket.settle(ROUTE, Usage(input=5, output=5), cost)
+    return "ok"
+
+async def main():
+    gate = VirtualKeyGate.for_client(client)
+    for command in sys.stdin:
+        command = json.loads(command)
+        if command["start_at"]:
+            await asyncio.sleep(max(0.0, command["start_at"] - time.time()))
+        results = await asyncio.gather(*(one(gate, command["key"]) for _ in range(command["calls"])))
+        print(json.dumps({"results": results, "degraded": gate.degraded_total}), flush=True)
+
+asyncio.run(main())
+"""
+
+
+class Workers:
+    """``count`` worker processes that run a burst of admissions on each command."""
+
+    def __init__(self, tmp_path: Path, config: dict[str, Any], count: int = 4) -> None:
+        environ = {
+            "MODELPLUG_DATA_DIR": str(tmp_path / "data"),
+            "GW_SECRET": "one secret for every replica of this test",
+        }
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MODELPLUG_")}
+        env["MODELPLUG_CONFIG"] = str(tmp_path / "user.toml")
+        (tmp_path / "user.toml").write_text("")
+        self.spec = {"config": config, "environ": environ, "cost": None}
+        self.env = env
+        self.count = count
+        self.processes: list[subprocess.Popen[str]] = []
+
+    def start(self, cost: str | None) -> None:
+        self.spec["cost"] = cost
+        self.processes = [
+            subprocess.Popen(
+                [sys.executable, "-c", WORKER, json.dumps(self.spec)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=self.env,
+            )
+            for _ in range(self.count)
+        ]
+
+    def burst(self, key: str, calls: int, *, together: bool = True) -> list[dict[str, Any]]:
+        start_at = time.time() + 0.5 if together else 0
+        for process in self.processes:
+            assert process.stdin is not None
+            process.stdin.write(
+                json.dumps({"key": key, "calls": calls, "start_at": start_at}) + "\n"
+            )
+            process.stdin.flush()
+        out = []
+        for process in self.processes:
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            if not line:
+                raise AssertionError(process.stderr.read() if process.stderr else "no output")
+            out.append(json.loads(line))
+        return out
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.stdin:
+                process.stdin.close()
+        for process in self.processes:
+            process.wait(timeout=30)
+
+
+@pytest.fixture
+def workers(tmp_path: Path, redis_config: dict[str, Any]) -> Any:
+    config = {**redis_config, "gateway": {"key_secret_env": "GW_SECRET"}}
+    made = Workers(tmp_path, config)
+    client = Client(config=config, environ=made.spec["environ"])
+    yield made, client
+    made.stop()
+
+
+def create(client: Client, name: str, **fields: Any) -> str:
+    key = new_key()
+    record = KeyRecord(
+        name=name, hash=hasher_for(client).digest(key), created=time.time(), **fields
+    )
+    asyncio.run(open_store(client).add(record))
+    return key
+
+
+def revoke(client: Client, name: str) -> None:
+    async def work() -> None:
+        store = open_store(client)
+        record = await store.named(name)
+        assert record is not None
+        await store.replace(record, record.with_changes(revoked=True))
+
+    asyncio.run(work())
+
+
+def tally(out: list[dict[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for worker in out:
+        for result in worker["results"]:
+            counts[result] = counts.get(result, 0) + 1
+    return counts
+
+
+def wait_for_a_fresh_minute() -> None:
+    # rpm counts per minute on the epoch: a burst must not straddle a minute's edge.
+    into = time.time() % 60
+    if into > 50:
+        time.sleep(60 - into + 0.1)
+
+
+def test_four_workers_hold_one_keys_rpm_together(workers: Any) -> None:
+    pool, client = workers
+    key = create(client, "team", rpm=100)
+    pool.start(cost=None)
+    wait_for_a_fresh_minute()
+    counts = tally(pool.burst(key, 100))
+    assert counts == {"ok": 100, "429": 300}
+
+
+def test_four_workers_hold_one_keys_budget_together(workers: Any) -> None:
+    pool, client = workers
+    key = create(client, "budgeted", budget=Decimal("0.10"), period="day")
+    pool.start(cost="0.01")
+    # The key's first call prices the model (one call at a time until then).
+    first = tally(pool.burst(key, 1, together=False))
+    assert first.get("ok", 0) >= 1
+    rest = tally(pool.burst(key, 25))
+    assert first.get("ok", 0) + rest.get("ok", 0) == 10
+    assert rest.get("429", 0) + first.get("429", 0) == 4 * 26 - 10
+
+
+def test_a_revoked_key_is_refused_by_every_worker_within_a_second(workers: Any) -> None:
+    pool, client = workers
+    key = create(client, "leaving")
+    pool.start(cost=None)
+    assert tally(pool.burst(key, 5)) == {"ok": 20}
+    revoke(client, "leaving")
+    time.sleep(1.0)
+    assert tally(pool.burst(key, 5)) == {"401": 20}
+
+
+def test_redis_killed_fail_open_keeps_known_keys_working(
+    workers: Any,
+    redis_server: RedisServer,
+) -> None:
+    pool, client = workers
+    key = create(client, "known", rpm=1000)
+    stranger = create(client, "never-seen-by-workers")
+    pool.start(cost=None)
+    assert tally(pool.burst(key, 5)) == {"ok": 20}
+    redis_server.kill()
+    time.sleep(0.6)  # past the workers' FRESH copy: they must ask Redis and find it gone
+    out = pool.burst(key, 5)
+    assert tally(out) == {"ok": 20}
+    assert all(worker["degraded"] > 0 for worker in out)
+    # A key no worker has verified cannot be checked while Redis is down.
+    assert tally(pool.burst(stranger, 2)) == {"503": 8}
+
+
+def test_redis_killed_fail_closed_refuses_with_503(
+    tmp_path: Path,
+    redis_server: RedisServer,
+    redis_config: dict[str, Any],
+) -> None:
+    redis_config["redis"]["fail"] = "closed"  # type: ignore[index]
+    config = {**redis_config, "gateway": {"key_secret_env": "GW_SECRET"}}
+    pool = Workers(tmp_path, config)
+    client = Client(config=config, environ=pool.spec["environ"])
+    key = create(client, "strict", rpm=1000)
+    pool.start(cost=None)
+    try:
+        assert tally(pool.burst(key, 5)) == {"ok": 20}
+        redis_server.kill()
+        assert tally(pool.burst(key, 5)) == {"503": 20}
+    finally:
+        pool.stop()
