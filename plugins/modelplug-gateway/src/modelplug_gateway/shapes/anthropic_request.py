@@ -50,8 +50,10 @@ def _refuse(param: str, message: str) -> ShapeError:
 
 
 def _extra(body: dict[str, Any], allowed: frozenset[str] | tuple[str, ...], where: str) -> None:
-    for key in body:
-        if key not in allowed:
+    for key, value in body.items():
+        # Inside the body a null is a field left out: the SDKs dump their response
+        # models with every optional field (``caller``, ``citations``) as null.
+        if key not in allowed and (value is not None or not where):
             path = f"{where}.{key}" if where else key
             raise _refuse(path, "Extra inputs are not permitted")
 
@@ -177,7 +179,8 @@ class _Reader:
         if role != "assistant" and kind in ("tool_use", "thinking", "redacted_thinking"):
             raise _refuse(param, f"{kind} blocks belong in an assistant message")
         if kind == "tool_use":
-            _extra(block, ("type", "id", "name", "input", "cache_control"), param)
+            # ``caller``: who made the call (programmatic tool calling); no neutral home.
+            _extra(block, ("type", "id", "name", "input", "cache_control", "caller"), param)
             self._cache_mark(block, param)
             return {
                 "type": "tool_use",
