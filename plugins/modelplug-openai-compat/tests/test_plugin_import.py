@@ -10,12 +10,13 @@ def test_importing_the_plugin_does_not_import_httpx2():
     code = (
         "import sys, modelplug_openai_compat as p; "
         "print('httpx2' in sys.modules, 'modelplug_openai_compat.stream' in sys.modules, "
+        "'modelplug_openai_compat.embeddings' in sys.modules, "
         "sorted(n for n in dir(p) if n.startswith('modelplug_')))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out == (
-        "False False ['modelplug_probe', 'modelplug_providers', "
+        "False False False ['modelplug_embed', 'modelplug_probe', 'modelplug_providers', "
         "'modelplug_resolve', 'modelplug_stream']"
     )

@@ -14,9 +14,10 @@ from modelplug.plugin import hookimpl
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client, Provider, Settings
-    from modelplug.types import Event, ModelInfo, Request, Route
+    from modelplug.types import Embeddings, EmbedRequest, Event, ModelInfo, Request, Route
 
 __all__ = [
+    "modelplug_embed",
     "modelplug_probe",
     "modelplug_providers",
     "modelplug_resolve",
@@ -59,3 +60,14 @@ def modelplug_probe(route: Route, client: Client) -> Awaitable[ModelInfo] | None
     from .probe import probe_for
 
     return probe_for(route, client)
+
+
+@hookimpl
+def modelplug_embed(
+    route: Route, request: EmbedRequest, client: Client
+) -> Awaitable[Embeddings] | None:
+    if route.endpoint.type != TYPE:
+        return None
+    from .embeddings import embed
+
+    return embed(route, request, client)

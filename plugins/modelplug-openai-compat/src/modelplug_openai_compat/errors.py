@@ -9,6 +9,7 @@ the fallback policy, which reads ``retryable`` and ``retry_after``.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,6 +34,7 @@ __all__ = [
     "StreamBrokenError",
     "UnreachableError",
     "backpressure_text",
+    "batch_overflow",
     "class_for_status",
     "http_error",
     "stream_broken",
@@ -43,6 +45,17 @@ CONTEXT_HINT = (
     "the prompt does not fit the model's context window; set context_window for this "
     'model under [models."{name}"] in your settings (to what the server really loaded) '
     "so the conversation is compacted before it overflows"
+)
+
+# llama.cpp's server (tools/server/server.cpp) refuses an input longer than its physical
+# batch with a 500 of type server_error; asking again gets the same refusal.
+_BATCH_OVERFLOW = re.compile(
+    r"input \((\d+) tokens\) is too large to process\. increase the physical batch size"
+    r"(?: \(current batch size: (\d+)\))?"
+)
+BATCH_HINT = (
+    "start llama-server with a physical batch at least that long (-b and -ub, e.g. "
+    "-b 8192 -ub 8192), or send shorter inputs"
 )
 
 
@@ -180,6 +193,9 @@ def class_for_status(
     (core's table), with a fair-share proxy's queue in a rate limit's reason. An error
     event without a status or a known type in the middle of a stream is the server
     failing: transient."""
+    overflow = batch_overflow(text, status)
+    if overflow is not None:
+        return overflow
     error_class = core_class_for_status(
         status, error_type=error_type, text=text, retry_after=retry_after
     )
@@ -192,6 +208,21 @@ def class_for_status(
     if error_class.kind == "overloaded":
         return dataclasses.replace(error_class, reason="the server is overloaded")
     return error_class
+
+
+def batch_overflow(text: str, status: int | None) -> ErrorClass | None:
+    """llama.cpp's refusal of an input longer than its physical batch, as the
+    context_overflow it is (not a server error worth retrying), naming the batch."""
+    found = _BATCH_OVERFLOW.search(text)
+    if found is None:
+        return None
+    tokens, batch = found.group(1), found.group(2)
+    limit = f"the server's physical batch of {batch} tokens" if batch else "the server's batch"
+    return ErrorClass(
+        kind="context_overflow",
+        status=status,
+        reason=f"an input of {tokens} tokens is longer than {limit}",
+    )
 
 
 def http_error(
@@ -210,6 +241,8 @@ def http_error(
     where = f"{route.provider} answered {status}" if status else f"{route.provider} failed"
     overflow = error_class.kind == "context_overflow"
     hint = CONTEXT_HINT.format(name=route.name) if overflow else ""
+    if overflow and _BATCH_OVERFLOW.search(message):
+        hint = BATCH_HINT
     text = ERRORS.wording(where, message, detail=queue, hint=hint, retry_after=retry_after)
     return HTTPStatusError(
         text,

@@ -5,7 +5,7 @@ httpx2 is imported by the kit on first use, never when the plugin module is impo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from modelplug.plugin import ProviderHTTP, Timeouts, provider_headers
@@ -25,7 +25,12 @@ HTTP_KEY = "modelplug-openai-compat"
 class Options(Timeouts):
     """The kit's timeouts (``connect_timeout``, ``first_byte_timeout``,
     ``read_timeout``, ``write_timeout``): a local server evaluating a long prompt may
-    say nothing for minutes."""
+    say nothing for minutes.
+
+    ``embed_concurrency``: how many batches of one embedding call are sent at once.
+    """
+
+    embed_concurrency: int = field(default=4, metadata={"gt": 0})
 
 
 HTTP = ProviderHTTP(HTTP_KEY, section=SECTION, errors=ERRORS, options=Options)

@@ -46,6 +46,22 @@ PRESETS: dict[str, Preset] = {
     "openai-chat": Preset("https://api.openai.com/v1", "OPENAI_API_KEY", server="openai"),
     "ollama-openai": Preset("http://localhost:11434/v1", local=True, server="ollama"),
 }
+# The most inputs one POST {base}/embeddings takes, by server: OpenAI documents 2,048;
+# the local servers set no count (llama.cpp and vLLM bound the tokens of one input, not
+# the list), so a list is cut where a batch still answers in seconds. An unknown
+# server gets the smallest.
+EMBED_BATCH: dict[str, int] = {
+    "openai": 2048,
+    "openrouter": 2048,
+    "vllm": 256,
+    "llamacpp": 256,
+    "ollama": 256,
+    "lmstudio": 128,
+    "litellm": 256,
+}
+DEFAULT_EMBED_BATCH = 64
+# The servers that refuse `dimensions` (llama.cpp answers the model's own size).
+NO_DIMENSIONS = frozenset({"llamacpp"})
 # A user's provider under a name of its own: no defaults.
 NO_PRESET = Preset(None)
 # What `server = "..."` in [providers.NAME] may say.
