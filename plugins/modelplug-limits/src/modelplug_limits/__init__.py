@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import argparse
 
     from modelplug.plugin import Client
-    from modelplug.types import Event, Request, Route
+    from modelplug.types import Embeddings, EmbedRequest, Event, Request, Route
 
     from .errors import BudgetExceededError, UnknownPriceError
     from .policy import LimitsPolicy
@@ -44,6 +44,7 @@ __all__ = [
     "UnknownPriceError",
     "modelplug_cli_commands",
     "modelplug_describe_route",
+    "modelplug_embed",
     "modelplug_stream",
 ]
 
@@ -86,6 +87,20 @@ def modelplug_stream(
     if any(isinstance(p, LimitsPolicy) for p in find_policies(client, modelplug_policy)):
         return (yield)
     return (yield from default_policy().wrapper(route, request, client))
+
+
+@hookimpl(wrapper=True, trylast=True)
+def modelplug_embed(
+    route: Route, request: EmbedRequest, client: Client
+) -> Generator[None, Awaitable[Embeddings] | None, Awaitable[Embeddings] | None]:
+    """Reserve the inputs' estimate before each embedding attempt (waiting or refusing
+    as for chat), settle with the usage and cost it reported. A program's own
+    LimitsPolicy applies instead when it registered one."""
+    from .policy import LimitsPolicy, default_policy
+
+    if any(isinstance(p, LimitsPolicy) for p in find_policies(client, modelplug_policy)):
+        return (yield)
+    return (yield from default_policy().embed_wrapper(route, request, client))
 
 
 @hookimpl

@@ -22,9 +22,9 @@ from .store import Charge
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client, Route
-    from modelplug.types import Request
+    from modelplug.types import EmbedRequest, Request
 
-__all__ = ["Plan", "period_window", "plan_attempt"]
+__all__ = ["Plan", "period_window", "plan_attempt", "plan_embed"]
 
 TOTAL_TTL = 400 * 86400.0  # a total budget's counter outlives a year of silence
 WINDOW_GRACE = 1.0  # seconds a rate window's counter outlives the window
@@ -147,7 +147,22 @@ def plan_attempt(
     budget cannot fit, or when a spend budget applies to a model of unknown price (and
     ``unknown_price = "refuse"``)."""
     max_out = request.max_tokens or route.info.max_output_tokens or options.default_max_tokens
-    tokens = input_tokens(request) + max_out
+    return _plan(options, route, input_tokens(request), max_out, client, now)
+
+
+def plan_embed(
+    options: LimitsOptions, route: Route, request: EmbedRequest, client: Client, now: float
+) -> Plan:
+    """The charges of one embedding attempt: its inputs' estimate, no output tokens."""
+    # The same estimate as a chat's text, plus a little per input for its separators.
+    chars = sum(len(text) + 8 for text in request.inputs)
+    return _plan(options, route, estimate_tokens(chars), 0, client, now)
+
+
+def _plan(
+    options: LimitsOptions, route: Route, sent: int, max_out: int, client: Client, now: float
+) -> Plan:
+    tokens = sent + max_out
     budgets = [b for b in options.budgets if b.applies_to(route.name, route.role)]
     cost = None
     if any(b.spend is not None for b in budgets):

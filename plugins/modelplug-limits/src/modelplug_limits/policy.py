@@ -14,17 +14,18 @@ import math
 import time
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Mapping
+from inspect import iscoroutine
 from typing import TYPE_CHECKING, Any
 
 from modelplug.plugin import hookimpl
 from modelplug.plugin.policy import Offer, Splice
-from modelplug.types import Done, Notice, Response
+from modelplug.types import Cost, Done, Embeddings, EmbedRequest, Notice, Response, Usage
 
 from .errors import rate_limited
 from .headers import room_from_headers
 from .money import to_nano
 from .options import LimitsOptions, load_options
-from .plan import Plan, budget_error, plan_attempt
+from .plan import Plan, budget_error, plan_attempt, plan_embed
 from .store import Charge, CounterStore, Outcome, Setting
 from .stores import choose_store, store_for
 
@@ -37,6 +38,7 @@ __all__ = ["POLICY_KIND", "LimitsPolicy", "default_policy", "store_for"]
 POLICY_KIND = "limits"
 
 HookWrapper = Generator[None, "AsyncIterator[Event] | None", "AsyncIterator[Event] | None"]
+EmbedWrapper = Generator[None, "Awaitable[Embeddings] | None", "Awaitable[Embeddings] | None"]
 Sleep = Callable[[float], Awaitable[Any]]
 
 
@@ -75,6 +77,10 @@ class LimitsPolicy:
     def modelplug_stream(self, route: Route, request: Request, client: Client) -> HookWrapper:
         return (yield from self.wrapper(route, request, client))
 
+    @hookimpl(wrapper=True, trylast=True)
+    def modelplug_embed(self, route: Route, request: EmbedRequest, client: Client) -> EmbedWrapper:
+        return (yield from self.embed_wrapper(route, request, client))
+
     @hookimpl
     def modelplug_describe_route(
         self, route: Route, client: Client
@@ -92,6 +98,52 @@ class LimitsPolicy:
             return None
         setup = self.setup(client)
         return Offer(lambda offer: self.guard(offer, stream, route, request, client, *setup))
+
+    def embed_wrapper(self, route: Route, request: EmbedRequest, client: Client) -> EmbedWrapper:
+        """The body of a ``wrapper=True`` ``modelplug_embed``: reserve the inputs'
+        estimate (no output tokens) before the provider's call, settle its usage after."""
+        waiting = yield
+        if waiting is None:
+            return None
+        options, store = self.setup(client)
+        return self.guard_embed(waiting, route, request, client, options, store)
+
+    async def guard_embed(
+        self,
+        waiting: Awaitable[Embeddings],
+        route: Route,
+        request: EmbedRequest,
+        client: Client,
+        options: LimitsOptions,
+        store: CounterStore,
+    ) -> Embeddings:
+        """Reserve (waiting silently while there is no room: an embedding call has no
+        stream to say so on), await the provider, settle with what it reported."""
+        pending: Awaitable[Embeddings] | None = waiting
+        try:
+            plan = plan_embed(options, route, request, client, self.clock())
+            while True:
+                outcome = await store.reserve(plan.charges)
+                if outcome.refused is None:
+                    if not plan.stale(self.clock()):
+                        break
+                    await store.settle(plan.refund(), [])
+                else:
+                    await self.sleep(self.refusal(plan, outcome, options))
+                plan = plan_embed(options, route, request, client, self.clock())
+            pending = None
+            try:
+                result = await waiting
+            except Exception as exc:
+                await self.learn_from_error(plan, exc, client, store)
+                raise
+        finally:
+            if iscoroutine(pending):  # refused before the call: it is never made
+                pending.close()
+        await self.settle_usage(
+            plan, result.usage, result.cost, 1.0, result.metadata, client, store
+        )
+        return result
 
     def setup(self, client: Client) -> tuple[LimitsOptions, CounterStore]:
         """This policy's options and store on ``client``, made on its first call."""
@@ -190,17 +242,37 @@ class LimitsPolicy:
     ) -> str | None:
         """Replace each estimate with what the server reported, and learn the room its
         headers report. Usage that was not reported keeps the whole reservation."""
+        return await self.settle_usage(
+            plan,
+            response.usage,
+            response.cost,
+            response.price_factor,
+            response.metadata,
+            client,
+            store,
+        )
+
+    async def settle_usage(
+        self,
+        plan: Plan,
+        usage: Usage,
+        cost: Cost | None,
+        price_factor: float,
+        metadata: Mapping[str, Any],
+        client: Client,
+        store: CounterStore,
+    ) -> str | None:
+        """:meth:`settle` for what an answer reported (a Response's or an Embeddings')."""
         adjust: list[Charge] = []
-        usage = response.usage
         if usage.reported:
             used = usage.total_input + usage.output
             adjust += [Charge(c.key, used - c.amount) for c in plan.token_charges]
             if plan.spend_charges:
-                cost = response.cost or client.price(plan.route, usage, response.price_factor)
+                cost = cost or client.price(plan.route, usage, price_factor)
                 if cost is not None:
                     spent = to_nano(cost.amount)
                     adjust += [Charge(c.key, spent - c.amount) for c in plan.spend_charges]
-        learned = self.room(plan, response.metadata.get("rate_limits"))
+        learned = self.room(plan, metadata.get("rate_limits"))
         if not adjust and not learned:
             return None
         return await store.settle(adjust, learned)
