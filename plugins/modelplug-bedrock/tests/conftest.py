@@ -108,6 +108,7 @@ def client(make_client: Any, wire_server: Any) -> Any:
     def make(environ: dict[str, str] | None = None, options: Any = None, **table: Any) -> Any:
         providers = {"type": "bedrock", "base_url": wire_server.url, "region": "us-east-1"}
         providers.update(table)
+        providers = {k: v for k, v in providers.items() if v is not None}
         config: dict[str, Any] = {"providers": {"bedrock": providers}}
         if options:
             config["bedrock"] = options

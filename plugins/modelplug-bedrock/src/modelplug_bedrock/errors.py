@@ -60,7 +60,7 @@ def _class(name: str, status: int | None, message: str, retry_after: float | Non
     if name == "ValidationException":
         if _too_long(lowered):
             return ErrorClass(kind="context_overflow", status=status, reason="input too long")
-        if "access" in lowered and "model" in lowered:
+        if "inference profile" in lowered or ("access" in lowered and "model" in lowered):
             return ErrorClass(kind="not_found", fallback=True, status=status, reason="no access")
         return ErrorClass(kind="bad_request", status=status, reason="Bedrock refused the request")
     if name == "ThrottlingException":
