@@ -444,3 +444,22 @@ def test_modelplug_stream_a_redirect_is_not_followed(
     with pytest.raises(ModelError):
         client.complete("anthropic/claude-sonnet-4-6", "hi")
     assert [r.path for r in wire_server.requests] == ["/v1/messages"]
+
+
+def test_modelplug_stream_records_the_model_the_server_named(
+    claude_client: MakeClient, wire_server: WireServer, recording: Recording
+) -> None:
+    # text.sse's message_start names claude-sonnet-4-6; asked for an alias, the
+    # Response keeps what answered (the key every provider plugin uses).
+    wire_server.add_file(recording("text.sse"))
+    response = claude_client().complete("anthropic/claude-sonnet-4-latest", "hi")
+    assert response.metadata["served_model"] == "claude-sonnet-4-6"
+    assert response.metadata["id"] == "msg_01TextExample"
+
+
+def test_modelplug_stream_names_no_served_model_when_it_is_the_one_asked(
+    claude_client: MakeClient, wire_server: WireServer, recording: Recording
+) -> None:
+    wire_server.add_file(recording("text.sse"))
+    response = claude_client().complete("anthropic/claude-sonnet-4-6", "hi")
+    assert "served_model" not in response.metadata

@@ -412,6 +412,12 @@ def from_wire_message(
     for key in ("id", "stop_sequence"):
         if data.get(key) is not None:
             metadata[key] = data[key]
+    # The model the server named, where it is not the route's (the key every provider
+    # plugin records it under): what answered a dated alias, say.
+    served = data.get("model")
+    asked = route.model if not isinstance(route, str) else route.partition("/")[2]
+    if isinstance(served, str) and served and served != asked:
+        metadata["served_model"] = served
     return Response(
         message=Message(role="assistant", content=content, model=name),
         stop_reason=stop_reason_from_wire(data.get("stop_reason")),

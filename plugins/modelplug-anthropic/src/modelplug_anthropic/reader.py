@@ -389,6 +389,7 @@ class MessageReader:
         message = self.message or {}
         data = {
             "id": message.get("id") if isinstance(message.get("id"), str) else None,
+            "model": message.get("model"),
             "content": content,
             "stop_reason": stop_reason,
             "stop_sequence": self.stop_sequence,
