@@ -59,8 +59,9 @@ async def frozen_credentials(settings: Settings, profile: str | None, route: Rou
         return _frozen(access, secret, token)
     found = _found.get(profile)
     if found is None or _needs_refresh(found):
-        found = await asyncio.to_thread(_resolve, profile, route)
-    got = found.get_frozen_credentials()
+        got = await asyncio.to_thread(_resolve, profile, route)
+    else:
+        got = found.get_frozen_credentials()
     return _frozen(got.access_key, got.secret_key, got.token)
 
 
@@ -76,7 +77,8 @@ def _needs_refresh(found: Any) -> bool:
 
 
 def _resolve(profile: str | None, route: Route) -> Any:
-    """Run in a thread: botocore's chain, and a refresh when one is due."""
+    """Run in a thread: botocore's chain, and a refresh when one is due; the frozen set
+    it gave."""
     import botocore.exceptions
     import botocore.session
 
@@ -88,14 +90,14 @@ def _resolve(profile: str | None, route: Route) -> Any:
                 if found is None:
                     raise _none_found(profile, route)
                 _found[profile] = found
-            found.get_frozen_credentials()  # refreshes now, off the event loop
+            got = found.get_frozen_credentials()  # refreshes now, off the event loop
         except botocore.exceptions.BotoCoreError as exc:
             raise BedrockError(
                 f"{route.provider}: the AWS credentials could not be loaded: {type(exc).__name__}",
                 error_class=ErrorClass(kind="auth", fallback=True, reason="no credentials"),
                 route=route,
             ) from None
-    return found
+    return got
 
 
 def _none_found(profile: str | None, route: Route) -> BedrockError:
