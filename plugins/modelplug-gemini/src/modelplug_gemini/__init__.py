@@ -15,9 +15,10 @@ from modelplug.plugin import hookimpl
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client, Provider, Settings
-    from modelplug.types import Event, ModelInfo, Request, Route
+    from modelplug.types import Embeddings, EmbedRequest, Event, ModelInfo, Request, Route
 
 __all__ = [
+    "modelplug_embed",
     "modelplug_probe",
     "modelplug_providers",
     "modelplug_resolve",
@@ -62,3 +63,17 @@ def modelplug_probe(route: Route, client: Client) -> Awaitable[ModelInfo] | None
     from .probe import probe_model
 
     return probe_model(route, client)
+
+
+@hookimpl
+def modelplug_embed(
+    route: Route, request: EmbedRequest, client: Client
+) -> Awaitable[Embeddings] | None:
+    if route.endpoint.type not in _TYPES:
+        return None
+    from .auth import api_key
+    from .embeddings import embed
+
+    if route.endpoint.type == "gemini":
+        api_key(client, route)  # a missing key fails before anything is sent
+    return embed(route, request, client)
