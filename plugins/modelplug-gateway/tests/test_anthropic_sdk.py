@@ -420,9 +420,12 @@ def test_an_error_after_the_stream_began_reaches_the_sdk(
             raise ModelError("overloaded midway", error_class=ErrorClass(kind="overloaded"))
 
     serve(Midway([]))
-    with pytest.raises(anthropic.APIStatusError) as caught, sdk(gateway).messages.stream(
-        model="fake/claude", max_tokens=10, messages=[{"role": "user", "content": "x"}]
-    ) as stream:
+    with (
+        pytest.raises(anthropic.APIStatusError) as caught,
+        sdk(gateway).messages.stream(
+            model="fake/claude", max_tokens=10, messages=[{"role": "user", "content": "x"}]
+        ) as stream,
+    ):
         for _ in stream:
             pass
     assert "overloaded midway" in str(caught.value)

@@ -188,8 +188,8 @@ class _Writer:
         if whole is None:
             return b""
         if whole["type"] == "redacted_thinking":
-            block, opened = self.start("redacted_thinking", whole)
-            return opened + self.stop(block)
+            redacted, opened = self.start("redacted_thinking", whole)
+            return opened + self.stop(redacted)
         block = self._take("thinking")
         head = b""
         if block is None:
@@ -221,7 +221,7 @@ class _Writer:
 
 
 def _message_start(model: str) -> bytes:
-    message = {
+    message: dict[str, Any] = {
         "id": "msg_" + uuid.uuid4().hex[:24],
         "type": "message",
         "role": "assistant",
