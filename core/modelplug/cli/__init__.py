@@ -4,7 +4,7 @@ Exit codes: 0 ok; 1 the call failed (the model or provider answered with an erro
 plugin broke); 2 what was given is wrong (the command line, a settings file, the spec,
 the request, a missing key). Errors are one line, never a traceback.
 
-Each command group is its own module (``chat``, ``config``, ``models``, ``plugins``,
+Each command group is its own module (``chat``, ``config``, ``embed``, ``models``, ``plugins``,
 ``resolve`` with ``price``, ``trust``, ``new_plugin``); plugins add subcommands through the
 ``modelplug_cli_commands`` hook.
 """
@@ -29,7 +29,7 @@ from ..errors import (
 )
 from ..redact import redact
 from ..settings import ModelplugWarning, load_settings
-from . import chat, config, models, new_plugin, plugins, resolve, trust
+from . import chat, config, embed, models, new_plugin, plugins, resolve, trust
 from .trust import add_trusted_project
 
 __all__ = ["add_trusted_project", "build_parser", "exit_code", "main"]
@@ -45,6 +45,7 @@ def build_parser(client: Client | None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     chat.add_parser(sub)
     config.add_parser(sub)
+    embed.add_parser(sub)
     models.add_parser(sub)
     new_plugin.add_parser(sub)
     plugins.add_parser(sub)
