@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelplug.client import Client
-from modelplug.plugin import ModelError, RequestError
+from modelplug.plugin import MissingKeyError, ModelError, RequestError
 from modelplug.testing import WireServer
 from modelplug_gemini import embeddings
 
@@ -376,3 +376,14 @@ def test_any_mutated_vertex_answer_ends_in_embeddings_or_a_classified_error(
         assert all(type(x) is float for v in result.vectors for x in v)
         assert isinstance(result.usage.input, int) and result.usage.input >= 0
     assert wire_server.pending == 0
+
+
+def test_a_missing_key_fails_before_anything_is_sent(
+    gemini_client: GeminiClient, wire_server: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = gemini_client()
+    monkeypatch.delenv("GEMINI_API_KEY")
+    with pytest.raises(MissingKeyError) as caught:
+        client.embed("gemini/gemini-embedding-001", "x")
+    assert "GEMINI_API_KEY" in str(caught.value)
+    assert wire_server.requests == []

@@ -145,18 +145,18 @@ def read_vertex(route: Route, answer: dict[str, Any], count: int) -> Batch:
         vectors.append(_vector(route, embedding.get("values")))
         statistics = embedding.get("statistics")
         counted = statistics.get("token_count") if isinstance(statistics, dict) else None
-        # A float in the JSON (the proto is a double); whole numbers only.
-        if (
-            tokens is not None
-            and type(counted) in (int, float)
-            and math.isfinite(counted)
-            and counted >= 0
-            and counted == int(counted)
-        ):
-            tokens += int(counted)
-        else:
-            tokens = None
+        tokens = _add_count(tokens, counted)
     return vectors, tokens
+
+
+def _add_count(total: int | None, counted: Any) -> int | None:
+    """``total`` plus one input's token count; None once a count is missing or not a
+    whole number (a float in the JSON: the proto field is a double)."""
+    if total is None or isinstance(counted, bool) or not isinstance(counted, (int, float)):
+        return None
+    if not math.isfinite(counted) or counted < 0 or counted != int(counted):
+        return None
+    return total + int(counted)
 
 
 def _malformed(route: Route, what: str) -> Exception:
