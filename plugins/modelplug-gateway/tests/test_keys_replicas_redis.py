@@ -324,3 +324,96 @@ def test_redis_killed_fail_closed_refuses_with_503(
         assert tally(pool.burst(key, 5)) == {"503": 20}
     finally:
         pool.stop()
+
+
+# -- the real server: modelplug gateway serve --workers 4 ----------------------------
+
+
+def test_four_gateway_workers_on_one_redis_let_exactly_rpm_through(
+    tmp_path: Path,
+    redis_config: dict[str, Any],
+) -> None:
+    import signal
+    import textwrap
+
+    import httpx2
+    import openai
+
+    port = free_port()
+    redis_url = redis_config["redis"]["url"]  # type: ignore[index]
+    config = tmp_path / "user.toml"
+    config.write_text(
+        textwrap.dedent(
+            f"""
+            [gateway]
+            port = {port}
+            workers = 4
+            auth = "keys"
+            key_secret_env = "GW_SECRET"
+            shutdown_grace = 1
+
+            [redis]
+            url = "{redis_url}"
+            timeout = 5.0
+            retry_interval = 0.0
+            """
+        )
+    )
+    os.chmod(config, 0o600)
+    environ = {
+        "MODELPLUG_CONFIG": str(config),
+        "MODELPLUG_PLUGINS": "modelplug-gateway,modelplug-limits,modelplug-redis",
+        "MODELPLUG_DATA_DIR": str(tmp_path / "data"),
+        "GW_SECRET": "one secret for every replica of this test",
+    }
+    client = Client(user_config=config, environ=environ)
+    key = create(client, "team", rpm=100)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MODELPLUG_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "modelplug", "gateway", "serve"],
+        env={**env, **environ},
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(400):
+            try:
+                if httpx2.get(url + "/health").status_code == 200:
+                    break
+            except httpx2.TransportError:
+                time.sleep(0.05)
+
+        async def calls() -> dict[str, int]:
+            sdk = openai.AsyncOpenAI(base_url=url + "/v1", api_key=key, max_retries=0)
+            lanes = asyncio.Semaphore(50)
+            counts: dict[str, int] = {}
+
+            async def one() -> None:
+                async with lanes:
+                    try:
+                        await sdk.chat.completions.create(
+                            model="echo", messages=[{"role": "user", "content": "hi"}]
+                        )
+                        outcome = "ok"
+                    except openai.RateLimitError as exc:
+                        assert int(exc.response.headers["retry-after"]) >= 1
+                        outcome = "429"
+                counts[outcome] = counts.get(outcome, 0) + 1
+
+            await asyncio.gather(*(one() for _ in range(400)))
+            await sdk.close()
+            return counts
+
+        wait_for_a_fresh_minute()
+        counts = asyncio.run(calls())
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    output = process.stdout.read().decode() if process.stdout else ""
+    assert counts == {"ok": 100, "429": 300}, output
