@@ -9,17 +9,18 @@ hook first needs them.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING
 
 from modelplug.plugin import hookimpl
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client, Provider, Settings
-    from modelplug.types import Event, Request, Route
+    from modelplug.types import Embeddings, EmbedRequest, Event, Request, Route
 
 __all__ = [
     "TYPE",
+    "modelplug_embed",
     "modelplug_providers",
     "modelplug_resolve",
     "modelplug_stream",
@@ -52,3 +53,14 @@ def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIte
     # "Set VAR to use the provider NAME." (and the key is registered for redaction).
     key = client.settings.api_key(route.endpoint.api_key_env, route.provider)
     return stream_responses(route, request, client, key)
+
+
+@hookimpl
+def modelplug_embed(
+    route: Route, request: EmbedRequest, client: Client
+) -> Awaitable[Embeddings] | None:
+    if route.endpoint.type != TYPE:
+        return None
+    from .embeddings import embed
+
+    return embed(route, request, client)

@@ -21,10 +21,12 @@ __all__ = ["HTTP", "request_headers"]
 HTTP = ProviderHTTP("modelplug-openai", section=SECTION, errors=ERRORS, options=Options)
 
 
-def request_headers(route: Route, key: str | None, settings: Settings) -> dict[str, str]:
+def request_headers(
+    route: Route, key: str | None, settings: Settings, accept: str = "text/event-stream"
+) -> dict[str, str]:
     """The provider's configured headers and the key: ``Authorization: Bearer`` for
     OpenAI and proxies, ``api-key`` for Azure OpenAI."""
     auth = None
     if key:
         auth = {"api-key": key} if is_azure(route.endpoint) else {"authorization": f"Bearer {key}"}
-    return provider_headers(route, settings, auth=auth)
+    return provider_headers(route, settings, auth=auth, accept=accept)

@@ -27,6 +27,7 @@ class Options(Timeouts):
     - ``strict_tools``: function tools with ``strict: true`` (the schema must then be
       one OpenAI's strict mode accepts). Off by default.
     - ``reasoning_summary``: which summary to ask for when thinking is shown.
+    - ``embed_concurrency``: how many batches of one embedding call are sent at once.
     """
 
     # Longer than the kit's: a reasoning model may think for minutes before a word.
@@ -36,3 +37,4 @@ class Options(Timeouts):
     prompt_cache_key: str | None = None
     strict_tools: bool = False
     reasoning_summary: Literal["auto", "concise", "detailed"] = "auto"
+    embed_concurrency: int = field(default=4, metadata={"gt": 0})
