@@ -1,4 +1,4 @@
-"""The README's CLI section lists every command and every option the parser has (core's
+"""The CLI page (docs/cli.md) lists every command and every option the parser has (core's
 and the installed plugins'), so the two cannot drift apart."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import pytest
 from modelplug.cli import build_parser
 from modelplug.client import Client
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+CLI_PAGE = (Path(__file__).resolve().parent.parent / "docs/cli.md").read_text()
 
 
 def cli_block() -> dict[str, str]:
     """Each ``modelplug COMMAND ...`` line of the CLI section's synopsis, by command."""
-    section = README.split("\n## The CLI\n", 1)[1].split("\n## ", 1)[0]
+    section = CLI_PAGE
     block = re.search(r"```text\n(.*?)```", section, re.DOTALL)
     assert block is not None, "the CLI section has no synopsis block"
     lines = [line for line in block.group(1).splitlines() if line.startswith("modelplug ")]
@@ -48,7 +48,7 @@ def test_every_option_of_a_command_is_on_its_line(name: str) -> None:
     line = cli_block()[name]
     written = set(re.findall(r"(?<![\w-])--?[A-Za-z][\w-]*", line))
     missing = [o for o in option_strings(commands()[name]) if o not in written]
-    assert missing == [], f"the README's `modelplug {name}` line lacks {missing}"
+    assert missing == [], f"docs/cli.md's `modelplug {name}` line lacks {missing}"
 
 
 def test_the_global_options_are_in_the_synopsis() -> None:
@@ -64,7 +64,7 @@ def test_every_command_and_option_of_the_synopsis_exists() -> None:
     for name, line in cli_block().items():
         if name.startswith("-"):
             continue
-        assert name in known, f"the README documents `modelplug {name}`, which does not exist"
+        assert name in known, f"docs/cli.md documents `modelplug {name}`, which does not exist"
         written = set(re.findall(r"(?<![\w-])--?[A-Za-z][\w-]*", line))
         assert written <= set(option_strings(known[name])), (name, written)
 

@@ -207,9 +207,9 @@ def test_a_plugin_test_file_outside_this_repository_runs_the_suite(
 
 def test_the_readme_example_runs_as_written(pytester: pytest.Pytester) -> None:
     pytest.importorskip("modelplug_openai_compat")
-    readme = (HERE.parent / "README.md").read_text()
-    blocks = re.findall(r"```python\n(# tests/test_conformance.py\n.*?)```", readme, re.DOTALL)
-    assert len(blocks) == 1, "the README shows the conformance suite once"
+    page = (HERE.parent / "docs/testing-plugins.md").read_text()
+    blocks = re.findall(r"```python\n(# tests/test_conformance.py\n.*?)```", page, re.DOTALL)
+    assert len(blocks) == 1, "the testing page shows the conformance suite once"
     recordings = pytester.mkdir("recordings")
     source = HERE.parent / "plugins/modelplug-openai-compat/tests/recordings/openai_text.sse"
     (recordings / "openai_text.sse").write_bytes(source.read_bytes())

@@ -42,7 +42,6 @@ CLAIMED_BLOCKS = {
     "# my_lab.py": "tests/test_readme_examples.py",
     "# test_lab_server.py, run from the repository root": "tests/test_readme_examples.py",
     "# tests/test_conformance.py": "tests/test_readme_examples.py",
-    "from modelplug.plugin import hookimpl": "tests/test_readme_examples.py",
 }
 # Commands CI itself runs (the README's Develop commands), and pip lines, which
 # tests/test_readme_install_lines.py checks against the distributions.
@@ -127,7 +126,7 @@ def set_up(block: Block, env: dict[str, str], wire_server: Any) -> None:
         for _ in range(8):
             wire_server.add_file(str(ANTHROPIC_RECORDING))
         Path(env["MODELPLUG_CONFIG"]).write_text(
-            f'[providers.anthropic]\nbase_url = "{wire_server.url}"\n'
+            f'[providers.anthropic]\ntype = "anthropic"\nbase_url = "{wire_server.url}"\n'
         )
         env["ANTHROPIC_API_KEY"] = "sk-ant-docs-test"
     elif directive:
@@ -153,6 +152,8 @@ def test_python_block_runs(
         check=False,
     )
     assert done.returncode == 0, f"{block} failed:\n{done.stderr[-3000:]}"
+    if block.directive == "anthropic":
+        assert done.stdout.strip(), f"{block}: the recorded answer's text is printed"
 
 
 def commands(block: Block) -> Iterator[str]:

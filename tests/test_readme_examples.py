@@ -1,4 +1,6 @@
-"""The README's examples run as written."""
+"""The examples of the docs pages that other code has to run (an adapter file loaded
+as a plugin, test files run with the test kit) run as written; tests/test_docs_examples.py
+runs every other block."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text()
+README = "\n".join(
+    p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+)
 
 
 def python_block(first_line: str) -> str:
