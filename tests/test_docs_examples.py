@@ -7,9 +7,11 @@ file loads without a warning; ``text`` blocks are output, not code. A block anot
 runs (an adapter file, a test file, the provider guide's template) is claimed by that
 test below. A Markdown comment just before a block sets it up:
 
-- ``<!-- docs-test: anthropic -->``: a loopback server answers as Anthropic does (a
-  recorded stream), and the user's settings point ``anthropic`` at it with a test key —
-  so the README's real-provider example runs as written, without network or key.
+- ``<!-- docs-test: serve NAME TYPE RECORDING -->``: a loopback server answers every
+  request with the recorded bytes of RECORDING (a path in this repository), and the
+  user's settings point the provider NAME (of TYPE) at it — so an example that calls a
+  real provider runs as written, with no network and no key.
+  ``<!-- docs-test: anthropic -->`` is short for Anthropic's recorded stream.
 - ``<!-- docs-test: skip REASON -->``: not runnable here; the reason is required and
   names what the block needs (real credentials, a running service).
 """
@@ -123,12 +125,15 @@ def set_up(block: Block, env: dict[str, str], wire_server: Any) -> None:
         assert reason, f"{block}: a skipped block says why"
         pytest.skip(reason)
     if directive == "anthropic":
+        directive = f"serve anthropic anthropic {ANTHROPIC_RECORDING.relative_to(ROOT)}"
+    if directive.startswith("serve "):
+        name, kind, recording = directive.split()[1:]
         for _ in range(8):
-            wire_server.add_file(str(ANTHROPIC_RECORDING))
-        Path(env["MODELPLUG_CONFIG"]).write_text(
-            f'[providers.anthropic]\ntype = "anthropic"\nbase_url = "{wire_server.url}"\n'
-        )
-        env["ANTHROPIC_API_KEY"] = "sk-ant-docs-test"
+            wire_server.add_file(str(ROOT / recording))
+        with open(env["MODELPLUG_CONFIG"], "a") as config:
+            config.write(f'[providers.{name}]\ntype = "{kind}"\nbase_url = "{wire_server.url}"\n')
+        env.setdefault("SERVED", "")
+        env["SERVED"] += name
     elif directive:
         raise AssertionError(f"{block}: unknown docs-test directive {directive!r}")
 
@@ -152,7 +157,7 @@ def test_python_block_runs(
         check=False,
     )
     assert done.returncode == 0, f"{block} failed:\n{done.stderr[-3000:]}"
-    if block.directive == "anthropic":
+    if "SERVED" in user_home:
         assert done.stdout.strip(), f"{block}: the recorded answer's text is printed"
 
 
