@@ -79,8 +79,9 @@ def _needs_refresh(found: Any) -> bool:
 def _resolve(profile: str | None, route: Route) -> Any:
     """Run in a thread: botocore's chain, and a refresh when one is due; the frozen set
     it gave."""
-    import botocore.exceptions
-    import botocore.session
+    # botocore ships no type information; what is used of it is three calls.
+    import botocore.exceptions  # type: ignore[import-untyped]
+    import botocore.session  # type: ignore[import-untyped]
 
     with _lock:
         found = _found.get(profile)
