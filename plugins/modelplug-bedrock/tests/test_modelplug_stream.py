@@ -156,3 +156,20 @@ def test_an_inference_profile_id_is_sent_url_encoded(client, bedrock, wire_serve
     (request,) = wire_server.requests
     assert request.path == "/model/us.anthropic.claude-sonnet-4-6-v1%3A0/converse-stream"
     assert request.headers["accept"] == "application/vnd.amazon.eventstream"
+
+
+def test_a_whole_frame_whose_payload_is_not_json_is_a_classified_error(client, bedrock):
+    from modelplug_bedrock.eventstream import encode_frame
+
+    frames = bedrock.frames_of(bedrock.recorded("text.eventstream"))
+    broken = encode_frame(
+        {":event-type": "contentBlockDelta", ":message-type": "event"}, b'{"delta": {"te'
+    )
+    bedrock.serve(b"".join([*frames[:3], broken, *frames[3:]]))
+    with pytest.raises(ModelError) as caught:
+        client().complete("bedrock/m", "hi")
+    error = caught.value
+    assert error.error_class.kind == "transient"
+    assert "not JSON" in str(error)
+    assert error.partial.text == "The capital of France is Paris."
+    assert error.__cause__ is None or not isinstance(error.__cause__, ValueError)
