@@ -147,7 +147,7 @@ def read_batch(route: Route, raw: bytes, count: int, dimensions: int | None) -> 
         raise bad(f"{len(items)} vectors for {count} inputs")
     indexes = [item.get("index") for item in items]
     if all(type(i) is int for i in indexes):
-        if sorted(indexes) != list(range(count)):  # type: ignore[type-var]
+        if sorted(indexes) != list(range(count)):
             raise bad(f"indexes {indexes[:8]} are not 0..{count - 1}")
         items = sorted(items, key=lambda item: item["index"])
     elif any(i is not None for i in indexes):

@@ -97,7 +97,8 @@ def batches(inputs: list[str]) -> list[tuple[int, list[str]]]:
     """``inputs`` in runs of at most 2,048 whose UTF-8 bytes (at least their tokens)
     stay within 300,000, each with the index of its first input."""
     runs: list[tuple[int, list[str]]] = []
-    start, run, size = 0, [], 0
+    run: list[str] = []
+    start, size = 0, 0
     for index, text in enumerate(inputs):
         cost = len(text.encode())
         if run and (len(run) == MAX_INPUTS or size + cost > MAX_REQUEST_TOKENS):
@@ -179,7 +180,7 @@ def read_batch(route: Route, raw: bytes, count: int, dimensions: int | None) -> 
         raise bad(f"{len(items)} vectors for {count} inputs")
     indexes = [item.get("index") for item in items]
     if all(type(i) is int for i in indexes):
-        if sorted(indexes) != list(range(count)):  # type: ignore[type-var]
+        if sorted(indexes) != list(range(count)):
             raise bad(f"indexes {indexes[:8]} are not 0..{count - 1}")
         items = sorted(items, key=lambda item: item["index"])
     elif any(i is not None for i in indexes):
