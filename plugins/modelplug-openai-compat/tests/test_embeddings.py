@@ -93,14 +93,16 @@ def test_more_inputs_than_a_batch_go_in_batches_in_order(compat, wire_server):
     assert result.metadata["batches"] == 3
 
 
-def test_batches_are_sent_at_once_up_to_the_bound(compat, wire_server):
+@pytest.mark.parametrize(("bound", "connections"), [(4, 3), (2, 2)])
+def test_batches_are_sent_at_once_up_to_the_bound(compat, wire_server, bound, connections):
     inputs = [f"t{i}" for i in range(192)]
     for _ in range(3):
-        # Each answer waits: three batches in flight need three connections.
-        wire_server.add_json(answer([[0.5]] * 64), stall=0.3)
+        # Each answer waits: the batches in flight at once each hold a connection, and
+        # one sent later takes a connection an answered batch gave back.
+        wire_server.add_json(answer([[0.5]] * 64), stall=0.5)
     before = wire_server.connections
-    result = compat().embed("wire/m", inputs)
-    assert wire_server.connections - before == 3
+    result = compat({"openai-compat": {"embed_concurrency": bound}}).embed("wire/m", inputs)
+    assert wire_server.connections - before == connections
     sent = sorted(text for r in wire_server.requests for text in r.json()["input"])
     assert sent == sorted(inputs) and len(result.vectors) == 192
 
@@ -127,8 +129,9 @@ def test_dimensions_are_sent_and_the_answer_checked(compat, wire_server):
     assert wire_server.requests[0].json()["dimensions"] == 2
     assert result.dimensions == 2
     wire_server.add_json(answer([[0.1, 0.2, 0.3]]))
-    with pytest.raises(ModelError, match="ignored dimensions"):
+    with pytest.raises(ModelError, match="ignored dimensions") as caught:
         compat(server="openai").embed("wire/text-embedding-3-small", "hi", dimensions=2)
+    assert not caught.value.retryable and caught.value.error_class.fallback
 
 
 @pytest.mark.parametrize(

@@ -160,9 +160,13 @@ def test_dimensions_are_sent_and_refused_for_ada(responses, wire_server):
     wire_server.add_json(answer([[0.5, 0.5, 0.5]]))
     result = responses().embed("wire/text-embedding-3-large", "hi", dimensions=3)
     assert wire_server.requests[0].json()["dimensions"] == 3 and result.dimensions == 3
+    wire_server.add_json(answer([[0.5, 0.5]]))
+    with pytest.raises(ModelError, match="ignored dimensions") as caught:
+        responses().embed("wire/text-embedding-3-large", "hi", dimensions=3)
+    assert not caught.value.retryable
     with pytest.raises(RequestError, match="takes no dimensions"):
         responses().embed("wire/text-embedding-ada-002", "hi", dimensions=3)
-    assert len(wire_server.requests) == 1
+    assert len(wire_server.requests) == 2
 
 
 def test_extra_fields_user_sent_unknown_refused(responses, wire_server):

@@ -17,11 +17,17 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import ModelError, RequestError, estimated_usage, gather_batches
+from modelplug.plugin import (
+    ErrorClass,
+    ModelError,
+    RequestError,
+    estimated_usage,
+    gather_batches,
+)
 from modelplug.plugin import embed_batches as split
 from modelplug.types import Embeddings, EmbedRequest, Route, Usage
 
-from .errors import stream_broken
+from .errors import ERRORS, stream_broken
 from .http import HTTP, request_headers
 from .providers import DEFAULT_EMBED_BATCH, EMBED_BATCH, NO_DIMENSIONS
 
@@ -162,9 +168,12 @@ def read_batch(route: Route, raw: bytes, count: int, dimensions: int | None) -> 
     if len(sizes) > 1:
         raise bad(f"vectors of different lengths {sorted(sizes)}")
     if dimensions is not None and sizes != {dimensions}:
-        raise bad(
-            f"vectors of {sizes.pop()} numbers where {dimensions} were asked: the server "
-            "ignored dimensions"
+        # Asking again gets the same size; another model may take dimensions.
+        raise ERRORS.make(
+            f"{route.provider} answered vectors of {sizes.pop()} numbers where "
+            f"{dimensions} were asked: the server ignored dimensions",
+            ErrorClass(kind="other", fallback=True, reason="the server ignored dimensions"),
+            route,
         )
     usage = whole.get("usage")
     tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None

@@ -195,7 +195,13 @@ def read_batch(route: Route, raw: bytes, count: int, dimensions: int | None) -> 
     if len(sizes) > 1:
         raise bad(f"vectors of different lengths {sorted(sizes)}")
     if dimensions is not None and sizes != {dimensions}:
-        raise bad(f"vectors of {sizes.pop()} numbers where {dimensions} were asked")
+        # Asking again gets the same size; another model may take dimensions.
+        raise ERRORS.make(
+            f"{route.provider} answered vectors of {sizes.pop()} numbers where "
+            f"{dimensions} were asked: the server ignored dimensions",
+            ErrorClass(kind="other", fallback=True, reason="the server ignored dimensions"),
+            route,
+        )
     usage = whole.get("usage")
     tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
     model = whole.get("model")
