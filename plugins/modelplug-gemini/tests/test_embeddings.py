@@ -310,6 +310,26 @@ def test_vertex_refuses_a_gemini_api_only_field(
     assert wire_server.requests == []
 
 
+MUTATED = [
+    ("predictions",),
+    ("predictions", 0),
+    ("predictions", 0, "embeddings"),
+    ("predictions", 1, "embeddings", "values"),
+    ("predictions", 0, "embeddings", "statistics"),
+    ("predictions", 1, "embeddings", "statistics", "token_count"),
+    ("error",),
+]
+CLASSIFIED = (
+    "transient",
+    "other",
+    "bad_request",
+    "auth",
+    "not_found",
+    "rate_limit",
+    "quota",
+    "overloaded",
+    "context_overflow",
+)
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
     lambda inner: (
@@ -319,63 +339,38 @@ _JSON = st.recursive(
 )
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    path=st.sampled_from(
-        [
-            ("predictions",),
-            ("predictions", 0),
-            ("predictions", 0, "embeddings"),
-            ("predictions", 1, "embeddings", "values"),
-            ("predictions", 0, "embeddings", "statistics"),
-            ("predictions", 1, "embeddings", "statistics", "token_count"),
-            ("error",),
-        ]
-    ),
-    value=_JSON,
-    drop=st.booleans(),
-)
 def test_any_mutated_vertex_answer_ends_in_embeddings_or_a_classified_error(
-    vertex_client: VertexClient,
-    wire_server: WireServer,
-    recorded_json: Callable[[str], Any],
-    path: tuple[Any, ...],
-    value: Any,
-    drop: bool,
+    vertex_client: VertexClient, wire_server: WireServer, recorded_json: Callable[[str], Any]
 ) -> None:
-    answer = recorded_json("vertex_embed_predict.json")
-    *parents, last = path
-    node = answer
-    for key in parents:
-        node = node[key]
-    if drop:
-        if isinstance(node, dict):
-            node.pop(last, None)
+    client, _ = vertex_client()  # one client for every example: they test the reader
+
+    @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(path=st.sampled_from(MUTATED), value=_JSON, drop=st.booleans())
+    def check(path: tuple[Any, ...], value: Any, drop: bool) -> None:
+        answer = recorded_json("vertex_embed_predict.json")
+        *parents, last = path
+        node = answer
+        for key in parents:
+            node = node[key]
+        if drop:
+            if isinstance(node, dict):
+                node.pop(last, None)
+            else:
+                node.pop(last)
         else:
-            node.pop(last)
-    else:
-        node[last] = value
-    client, _ = vertex_client()
-    add(wire_server, answer)
-    try:
-        result = client.embed("vertex/text-embedding-005", ["a", "b"])
-    except ModelError as exc:
-        assert exc.error_class.kind in (
-            "transient",
-            "other",
-            "bad_request",
-            "auth",
-            "not_found",
-            "rate_limit",
-            "quota",
-            "overloaded",
-            "context_overflow",
-        )
-    else:
-        assert len(result.vectors) == 2
-        assert all(type(x) is float for v in result.vectors for x in v)
-        assert isinstance(result.usage.input, int) and result.usage.input >= 0
-    assert wire_server.pending == 0
+            node[last] = value
+        add(wire_server, answer)
+        try:
+            result = client.embed("vertex/text-embedding-005", ["a", "b"])
+        except ModelError as exc:
+            assert exc.error_class.kind in CLASSIFIED
+        else:
+            assert len(result.vectors) == 2
+            assert all(type(x) is float for v in result.vectors for x in v)
+            assert isinstance(result.usage.input, int) and result.usage.input >= 0
+        assert wire_server.pending == 0
+
+    check()
 
 
 def test_a_missing_key_fails_before_anything_is_sent(
@@ -387,3 +382,43 @@ def test_a_missing_key_fails_before_anything_is_sent(
         client.embed("gemini/gemini-embedding-001", "x")
     assert "GEMINI_API_KEY" in str(caught.value)
     assert wire_server.requests == []
+
+
+def test_a_google_error_answered_with_200_is_classified_by_its_code(
+    gemini_client: GeminiClient, wire_server: WireServer, recorded_json: Callable[[str], Any]
+) -> None:
+    add(wire_server, recorded_json("rate_limit_429.json"))  # its body, with status 200
+    with pytest.raises(ModelError) as caught:
+        gemini_client().embed("gemini/gemini-embedding-001", "x")
+    assert caught.value.error_class.kind == "rate_limit"
+    assert caught.value.error_class.retry_after == 26
+
+
+@pytest.mark.parametrize(
+    ("values", "words"),
+    [
+        ([0.5, True], "not a list of numbers"),
+        ([0.5, "0.1"], "not a list of numbers"),
+        ([], "not a list of numbers"),
+        (b"[0.5, NaN]", "not finite"),
+        (b"[1e308, 1e308, Infinity]", "not finite"),
+    ],
+)
+def test_a_vector_that_is_not_finite_numbers_is_a_classified_error(
+    gemini_client: GeminiClient, wire_server: WireServer, values: Any, words: str
+) -> None:
+    raw = values if isinstance(values, bytes) else json.dumps(values).encode()
+    add(wire_server, b'{"embeddings": [{"values": ' + raw + b"}]}")
+    with pytest.raises(ModelError) as caught:
+        gemini_client().embed("gemini/gemini-embedding-001", "x")
+    assert caught.value.error_class.kind == "transient"
+    assert words in str(caught.value)
+
+
+def test_whole_numbers_and_huge_finite_values_are_read_as_floats(
+    gemini_client: GeminiClient, wire_server: WireServer
+) -> None:
+    add(wire_server, b'{"embeddings": [{"values": [1, 1e308, 1e308, -0.5]}]}')
+    result = gemini_client().embed("gemini/gemini-embedding-001", "x")
+    assert result.vectors == [[1.0, 1e308, 1e308, -0.5]]
+    assert type(result.vectors[0][0]) is float

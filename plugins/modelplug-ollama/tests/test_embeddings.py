@@ -165,6 +165,15 @@ def test_a_wrong_number_of_vectors_is_a_classified_error(ollama, wire):
     assert "1 embeddings for 2 inputs" in str(caught.value)
 
 
+CLASSIFIED = (
+    "transient",
+    "other",
+    "not_found",
+    "bad_request",
+    "auth",
+    "rate_limit",
+    "context_overflow",
+)
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
     lambda inner: (
@@ -174,34 +183,51 @@ _JSON = st.recursive(
 )
 
 
-@settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    key=st.sampled_from(["embeddings", "prompt_eval_count", "model", "error"]),
-    value=_JSON,
-    drop=st.booleans(),
-)
-def test_any_mutated_answer_ends_in_embeddings_or_a_classified_error(
-    ollama, wire, key, value, drop
-):
-    answer = wire.recorded_json(RECORDING)
-    if drop:
-        answer.pop(key, None)
-    else:
-        answer[key] = value
-    wire.server.add(json.dumps(answer).encode(), path="/api/embed", content_type="application/json")
-    try:
-        result = ollama().embed("ollama/all-minilm", ["a", "b"])
-    except ModelError as exc:
-        assert exc.error_class.kind in (
-            "transient",
-            "other",
-            "not_found",
-            "bad_request",
-            "auth",
-            "rate_limit",
-            "context_overflow",
+def test_any_mutated_answer_ends_in_embeddings_or_a_classified_error(ollama, wire):
+    client = ollama()  # one client for every example: the examples test the reader
+
+    @settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(
+        key=st.sampled_from(["embeddings", "prompt_eval_count", "model", "error"]),
+        value=_JSON,
+        drop=st.booleans(),
+    )
+    def check(key, value, drop):
+        answer = wire.recorded_json(RECORDING)
+        if drop:
+            answer.pop(key, None)
+        else:
+            answer[key] = value
+        wire.server.add(
+            json.dumps(answer).encode(), path="/api/embed", content_type="application/json"
         )
-    else:
-        assert len(result.vectors) == 2
-        assert all(isinstance(x, float) for v in result.vectors for x in v)
-    assert wire.server.pending == 0
+        try:
+            result = client.embed("ollama/all-minilm", ["a", "b"])
+        except ModelError as exc:
+            assert exc.error_class.kind in CLASSIFIED
+        else:
+            assert len(result.vectors) == 2
+            assert all(type(x) is float for v in result.vectors for x in v)
+        assert wire.server.pending == 0
+
+    check()
+
+
+@pytest.mark.parametrize("raw", [b"[0.5, false]", b"[0.5, null]", b"[NaN]", b"[[0.5]]", b"[]"])
+def test_a_vector_that_is_not_finite_numbers_is_a_classified_error(ollama, wire, raw):
+    wire.server.add(
+        b'{"model": "all-minilm", "embeddings": [' + raw + b"]}",
+        path="/api/embed",
+        content_type="application/json",
+    )
+    with pytest.raises(ModelError) as caught:
+        ollama().embed("ollama/all-minilm", "x")
+    assert caught.value.error_class.kind == "transient"
+    assert "not a list of numbers" in str(caught.value)
+
+
+def test_whole_numbers_are_read_as_floats(ollama, wire):
+    wire.server.add_json({"embeddings": [[1, -0.5, 0]]}, path="/api/embed")
+    result = ollama().embed("ollama/all-minilm", "x")
+    assert result.vectors == [[1.0, -0.5, 0.0]]
+    assert all(type(x) is float for x in result.vectors[0])

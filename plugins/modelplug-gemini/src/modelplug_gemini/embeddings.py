@@ -16,10 +16,16 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import RequestError, embed_batches, estimated_usage, gather_batches
+from modelplug.plugin import (
+    RequestError,
+    embed_batches,
+    estimated_usage,
+    gather_batches,
+    redact_data,
+)
 from modelplug.types import Embeddings, EmbedRequest, Usage
 
-from .errors import ERRORS
+from .errors import ERRORS, google_error
 from .http import HTTP, prepare
 from .routes import VERTEX
 
@@ -108,14 +114,23 @@ def vertex_body(route: Route, request: EmbedRequest, inputs: list[str]) -> dict[
     return body
 
 
+_NUMBERS = frozenset((float, int))
+
+
 def _vector(route: Route, values: Any) -> list[float]:
-    if (
-        not isinstance(values, list)
-        or not values
-        or not all(type(x) in (float, int) and math.isfinite(x) for x in values)
-    ):
+    """``values`` as a vector of finite floats, else a classified error. Checked in C
+    loops (a type set, one fsum), not a Python step per number: an answer of 100
+    vectors of 3,072 numbers is 300,000 of them."""
+    kinds = set(map(type, values)) if type(values) is list and values else None
+    if kinds is None or not kinds <= _NUMBERS:
         raise _malformed(route, "an embedding that is not a list of numbers")
-    return [float(x) for x in values]
+    try:
+        finite = math.isfinite(math.fsum(values))
+    except OverflowError:  # finite numbers whose sum is too large for a float
+        finite = all(map(math.isfinite, values))
+    if not finite:
+        raise _malformed(route, "an embedding with a number that is not finite")
+    return values if kinds == {float} else [float(x) for x in values]
 
 
 def read_gemini(route: Route, answer: dict[str, Any], count: int) -> Batch:
@@ -181,6 +196,9 @@ async def embed(route: Route, request: EmbedRequest, client: Client) -> Embeddin
         answer = await HTTP.call_json(
             client, route, url, headers=headers, method="POST", body=payload
         )
+        if answer.get("error"):
+            # A Google error answered with 200: classified by its own code.
+            raise google_error(None, redact_data(answer), route)
         return read(route, answer, len(inputs))
 
     batches = embed_batches(request.inputs, batch_size(route))
