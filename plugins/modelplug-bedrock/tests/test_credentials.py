@@ -18,13 +18,13 @@ def credential_of(request) -> str:
     return request.headers["authorization"].split("Credential=")[1].split("/")[0]
 
 
-def test_import_client_and_resolve_never_load_botocore_or_httpx2():
+def test_import_client_and_resolve_never_load_botocore_httpx2_or_pydantic():
     code = (
         "import sys, modelplug, modelplug_bedrock\n"
         "c = modelplug.Client(plugins=[modelplug_bedrock])\n"
         "r = c.resolve('bedrock/us.anthropic.claude-sonnet-4-6-v1:0')\n"
         "print(r.provider, sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('botocore', 'httpx2', 'boto3')))\n"
+        "('botocore', 'httpx2', 'boto3', 'pydantic')))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "bedrock []"

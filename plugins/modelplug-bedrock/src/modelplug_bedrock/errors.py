@@ -9,7 +9,7 @@ name in ``:exception-type`` and the same body. Both are read by one table here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from modelplug.plugin import (
     ErrorClass,
@@ -22,7 +22,9 @@ from modelplug.plugin import (
     error_message,
     retry_after_from_headers,
 )
-from modelplug.types import Response
+
+if TYPE_CHECKING:
+    from modelplug.types import Response
 
 __all__ = ["ERRORS", "SECTION", "BedrockError", "BedrockErrors", "BedrockStatusError"]
 

@@ -11,7 +11,7 @@ from modelplug.plugin import ProviderHTTP, Timeouts
 
 from .errors import ERRORS, SECTION
 
-__all__ = ["HTTP", "Options", "ProviderTable"]
+__all__ = ["HTTP", "Options"]
 
 
 @dataclass(frozen=True)
@@ -21,16 +21,6 @@ class Options(Timeouts):
     ``profile`` for every Bedrock provider whose own table names none."""
 
     read_timeout: float = field(default=600.0, metadata={"gt": 0})
-    region: str | None = None
-    profile: str | None = None
-
-
-@dataclass(frozen=True)
-class ProviderTable:
-    """The keys a ``[providers.NAME] type = "bedrock"`` table takes beyond core's:
-    the AWS ``region`` it calls, and the ``profile`` of the shared AWS files whose
-    credentials sign its requests."""
-
     region: str | None = None
     profile: str | None = None
 

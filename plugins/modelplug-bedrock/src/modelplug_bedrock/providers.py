@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from modelplug.plugin import (
     ConfigError,
@@ -16,9 +18,22 @@ from modelplug.plugin import (
     user_endpoint,
 )
 
-from .http import Options, ProviderTable
+if TYPE_CHECKING:
+    from .http import Options
 
 __all__ = ["NAME", "TYPE", "base_url_for", "provider_names", "region_for", "resolve"]
+
+
+@dataclass(frozen=True)
+class ProviderTable:
+    """The keys a ``[providers.NAME] type = "bedrock"`` table takes beyond core's:
+    the AWS ``region`` it calls, and the ``profile`` of the shared AWS files whose
+    credentials sign its requests. (Here, not beside the HTTP path: resolving a spec
+    must not load the kit's HTTP module.)"""
+
+    region: str | None = None
+    profile: str | None = None
+
 
 TYPE = "bedrock"
 NAME = "bedrock"
