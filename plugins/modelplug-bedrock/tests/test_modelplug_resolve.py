@@ -69,3 +69,16 @@ def test_a_bedrock_api_key_is_sent_as_a_bearer_token_instead_of_a_signature(
     (request,) = wire_server.requests
     assert request.headers["authorization"] == "Bearer ABSKexample-bedrock-key"
     assert "x-amz-date" not in request.headers
+
+
+def test_region_and_profile_are_keys_the_type_declares(client):
+    with pytest.raises(ConfigError, match=r"\[providers.bedrock\] region"):
+        client(region=5).resolve("bedrock/m")
+    route = client(profile="work").resolve("bedrock/m")
+    assert route.endpoint.options == {"region": "us-east-1", "profile": "work"}
+
+
+def test_a_region_that_is_not_one_is_refused_before_sending(client, wire_server):
+    with pytest.raises(ConfigError, match="not an AWS region"):
+        client(region="https://evil.example").complete("bedrock/m", "hi")
+    assert not wire_server.requests
