@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .client import Client
     from .routes import Route
 
-__all__ = ["embed_request", "guarded_embed"]
+__all__ = ["embed_request", "guarded_embed", "overlong_input"]
 
 _FIELDS = ("extra",)
 
@@ -79,6 +79,9 @@ async def guarded_embed(
     """:meth:`Client.aembed`'s body."""
     request = embed_request(inputs, dimensions, fields)
     route = client.resolve(spec)
+    too_long = overlong_input(route, request)
+    if too_long is not None:
+        raise too_long
     waiting = client.open_embed(route, request)
     failure: ModelplugError | None = None
     result: Embeddings | None = None
@@ -104,6 +107,42 @@ async def guarded_embed(
         raise clean_error(failure)
     assert result is not None
     return _finish(client, route, result)
+
+
+# Switches by which a caller asks the server to cut a long input instead of refusing it
+# (Ollama's truncate, Vertex's autoTruncate, Cohere's truncate).
+_TRUNCATE_FIELDS = ("truncate", "auto_truncate", "autoTruncate")
+
+
+def overlong_input(route: Route, request: EmbedRequest) -> ModelError | None:
+    """A context_overflow for an input that the model is sure to refuse, before sending.
+
+    Only for a model whose info says it refuses (``embedding_truncates`` False) rather
+    than cuts a long text, off this machine (a local server loads what it loads), and
+    only when the input has more whitespace-separated words than the limit has tokens:
+    the tokenizers of these models never join two words into one token, so a word count
+    is never more than the token count, and an input the model would take is never
+    refused here. A long text without spaces is left to the server to judge.
+    """
+    info = route.info
+    limit = info.context_window
+    if limit is None or info.embedding_truncates is not False or route.endpoint.local:
+        return None
+    if any(request.extra.get(name) not in (None, False, "NONE") for name in _TRUNCATE_FIELDS):
+        return None
+    for index, text in enumerate(request.inputs):
+        # A text cannot have more words than half its characters, plus one.
+        if len(text) // 2 + 1 > limit and len(text.split()) > limit:
+            return ModelError(
+                f"inputs[{index}] is longer than {route.name} takes: at least "
+                f"{len(text.split()):,} tokens, over its input limit of {limit:,} tokens "
+                "per text; split it, or shorten it",
+                error_class=ErrorClass(
+                    kind="context_overflow", reason="an input is over the model's limit"
+                ),
+                route=route,
+            )
+    return None
 
 
 def _finish(client: Client, route: Route, result: Embeddings) -> Embeddings:

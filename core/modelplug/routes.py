@@ -67,6 +67,12 @@ class ModelInfo:
     structured_output: StructuredMode | None = None
     price: Price | None = None
     price_source: str | None = None
+    #: An embedding model's own vector size (None: not an embedding model, or unknown);
+    #: its ``context_window`` is then the input limit of one text.
+    embedding_dimensions: int | None = None
+    #: Whether the server cuts a text longer than ``context_window`` (True) or refuses
+    #: it (False); None: unknown. Core refuses an input before sending only when False.
+    embedding_truncates: bool | None = None
     notes: list[str] = field(default_factory=list)
 
     def merged_over(self, base: ModelInfo) -> ModelInfo:
