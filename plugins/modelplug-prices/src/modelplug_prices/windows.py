@@ -9,13 +9,17 @@ and ``gpt-4o-mini`` never to ``gpt-4o``.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from modelplug.plugin import ModelInfo, Route, Settings
 
+from .embedding_models import EMBEDDINGS
 from .index import find_window
+
+T = TypeVar("T")
 
 __all__ = ["LOCAL_DEFAULT_WINDOW", "WINDOWS", "Window", "lookup", "model_info", "normalize"]
 
@@ -98,11 +102,11 @@ def normalize(model: str) -> str:
     return _DOTTED_VERSION.sub("-", name)
 
 
-def lookup(model: str, table: Mapping[str, Window] = WINDOWS) -> tuple[str, Window] | None:
+def lookup(model: str, table: Mapping[str, T] = WINDOWS) -> tuple[str, T] | None:  # type: ignore[assignment]
     """The entry for ``model``: the longest key that is the id itself or the id minus a
     same-model suffix (date, tag, size); None when no key names this model."""
     name = normalize(model)
-    best: tuple[str, Window] | None = None
+    best: tuple[str, T] | None = None
     for key, window in table.items():
         same = name == key or (
             name.startswith(key) and _SAME_MODEL_SUFFIX.match(name[len(key) :]) is not None
@@ -114,9 +118,21 @@ def lookup(model: str, table: Mapping[str, Window] = WINDOWS) -> tuple[str, Wind
 
 def model_info(route: Route, settings: Settings) -> ModelInfo:
     """What is known of the route's window and max output, with a note when the window
-    is unknown and nobody (the provider plugin, the user's settings) has set one."""
+    is unknown and nobody (the provider plugin, the user's settings) has set one; for an
+    embedding model, its vector size and whether its server cuts a long input."""
+    embedding = lookup(route.model, EMBEDDINGS)
+    if embedding is None:
+        return _window_info(route, settings, None)
+    found = embedding[1]
+    info = _window_info(route, settings, found.input_limit)
+    return dataclasses.replace(
+        info, embedding_dimensions=found.dimensions, embedding_truncates=found.truncates
+    )
+
+
+def _window_info(route: Route, settings: Settings, input_limit: int | None) -> ModelInfo:
     own = lookup(route.model)
-    window, max_output = own[1] if own else (None, None)
+    window, max_output = own[1] if own else (input_limit, None)
     if not route.endpoint.local:
         # From the compact index when it matches the installed genai-prices: resolving
         # a route never imports genai-prices (see modelplug_prices.index).
