@@ -1,4 +1,5 @@
-"""The kit for policy plugins (``wrapper=True`` implementations of ``modelplug_stream``).
+"""The kit for policy plugins (``wrapper=True`` implementations of ``modelplug_stream``
+and ``modelplug_embed``).
 
 :func:`find_policies` (the policies of one kind registered on a client, so a policy can
 step aside for a user's own or skip them all when it re-opens a stream); :class:`Offer`,
@@ -11,6 +12,21 @@ function) and :func:`retry_after_of` (the wait an exception asks for);
 (the failures of resolving and loading a policy may meet); :class:`LocalDB`
 (:mod:`modelplug.local_db`: an SQLite file the processes of one machine share, for state
 a policy keeps between runs in ``client.settings.data_dir()``).
+
+What a policy sees of an embedding call (``modelplug_embed``, a ``wrapper=True``
+implementation beside its ``modelplug_stream``): the resolved ``route``, the
+:class:`~modelplug.types.EmbedRequest` (``inputs`` checked by core: a non-empty list of
+non-empty strings; ``dimensions``; ``extra``) and the client. ``yield`` gives the
+provider's *awaitable* of :class:`~modelplug.types.Embeddings` (None: no plugin embeds
+that route type; an exception: opening it failed), and the policy returns an awaitable
+in its place: a coroutine that reserves, awaits the inner one, then settles. There is
+no stream, so no Offer or Splice, no output before the answer (a retryable failure may
+always be retried), and no Notice: a policy that has something to say puts it in the
+answer's ``metadata`` (modelplug-fallback: ``metadata["notices"]``). ``usage.input`` is
+the only count (no output tokens; ``reported`` False when estimated), ``cost`` is None
+until core prices it. An awaitable the policy never awaits (a refused call) is to be
+closed. A re-call goes through ``client.open_embed(route, request, exclude=[...])``,
+with the policies of the re-caller's kind excluded, as ``open_stream`` does for chat.
 """
 
 from __future__ import annotations
