@@ -237,6 +237,9 @@ def test_error_answers_are_classified_and_keep_no_secret(compat, wire_server, st
         compat(api_key_env="WIRE_KEY", environ=KEY).embed("wire/m", "hi")
     assert caught.value.kind == kind
     assert KEY["WIRE_KEY"] not in str(caught.value)
+    if kind == "context_overflow":
+        # Advice for an input, not chat's context_window for a conversation.
+        assert "shorten or split" in str(caught.value) and "context_window" not in str(caught.value)
 
 
 def test_a_web_page_is_not_an_answer(compat, wire_server):

@@ -113,6 +113,8 @@ def test_the_servers_400_for_a_long_input_is_a_context_overflow(responses, wire_
         responses().embed("wire/text-embedding-3-small", "word " * 9000)
     assert caught.value.kind == "context_overflow"
     assert "maximum context length is 8192 tokens" in str(caught.value)
+    assert "shorten or split that input" in str(caught.value)
+    assert "context_window" not in str(caught.value)
 
 
 def test_a_rate_limited_batch_names_its_inputs_and_the_wait(responses, wire_server):

@@ -27,8 +27,10 @@ from modelplug.plugin import class_for_status as core_class_for_status
 from modelplug.types import Response, Route
 
 __all__ = [
+    "EMBED_ERRORS",
     "ERRORS",
     "CompatErrors",
+    "EmbedErrors",
     "HTTPStatusError",
     "OpenAICompatError",
     "StreamBrokenError",
@@ -82,6 +84,8 @@ class CompatErrors(WireErrors):
 
     error = StreamBrokenError
     status_error = HTTPStatusError
+    #: what a context overflow's message advises (None: chat's context_window hint).
+    overflow_hint: str | None = None
 
     def make(
         self,
@@ -112,11 +116,19 @@ class CompatErrors(WireErrors):
                 headers,
                 body,
                 route,
+                overflow_hint=self.overflow_hint,
             )
-        return http_error(status, headers, body, route)
+        return http_error(status, headers, body, route, overflow_hint=self.overflow_hint)
+
+
+class EmbedErrors(CompatErrors):
+    """An embedding call's errors: an input too long is not a conversation to compact."""
+
+    overflow_hint = "shorten or split that input: it is longer than the model takes"
 
 
 ERRORS = CompatErrors("openai-compat")
+EMBED_ERRORS = EmbedErrors("openai-compat")
 
 
 def unreachable(route: Route) -> ModelError:
@@ -231,8 +243,11 @@ def http_error(
     raw: bytes,
     route: Route,
     partial: Response | None = None,
+    *,
+    overflow_hint: str | None = None,
 ) -> HTTPStatusError:
-    """The error for a status answer (or an ``error`` event) from the server."""
+    """The error for a status answer (or an ``error`` event) from the server;
+    ``overflow_hint`` replaces chat's advice for a context overflow."""
     body = error_body(raw)  # redacted: some servers echo the key they refused
     message = error_message(body)
     retry_after = retry_after_from_headers(headers)
@@ -240,7 +255,7 @@ def http_error(
     error_class = class_for_status(status, message, retry_after, queue, error_type(body))
     where = f"{route.provider} answered {status}" if status else f"{route.provider} failed"
     overflow = error_class.kind == "context_overflow"
-    hint = CONTEXT_HINT.format(name=route.name) if overflow else ""
+    hint = (overflow_hint or CONTEXT_HINT.format(name=route.name)) if overflow else ""
     if overflow and _BATCH_OVERFLOW.search(message):
         hint = BATCH_HINT
     text = ERRORS.wording(where, message, detail=queue, hint=hint, retry_after=retry_after)

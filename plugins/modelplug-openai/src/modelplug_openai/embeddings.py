@@ -28,7 +28,7 @@ from modelplug.plugin import (
 )
 from modelplug.types import Embeddings, EmbedRequest, Route, Usage
 
-from .errors import ERRORS
+from .errors import EMBED_ERRORS, ERRORS
 from .http import HTTP, request_headers
 
 if TYPE_CHECKING:
@@ -221,7 +221,9 @@ async def embed(route: Route, request: EmbedRequest, client: Client) -> Embeddin
 
     async def send(start: int, inputs: list[str]) -> Batch:
         payload = json.dumps(embed_body(route, request, inputs), ensure_ascii=False).encode()
-        async with HTTP.stream(client, route, url, body=payload, headers=headers) as answer:
+        async with HTTP.stream(
+            client, route, url, body=payload, headers=headers, errors=EMBED_ERRORS
+        ) as answer:
             raw = answer.whole if answer.whole is not None else await answer.read()
         return read_batch(route, raw, len(inputs), request.dimensions)
 

@@ -33,7 +33,9 @@ from modelplug.types import Response
 from .options import SECTION
 
 __all__ = [
+    "EMBED_ERRORS",
     "ERRORS",
+    "EmbedErrors",
     "OpenAIErrors",
     "ResponsesError",
     "classify",
@@ -140,6 +142,7 @@ def _error(
     route: Route,
     headers: Mapping[str, str] | None = None,
     partial: Response | None = None,
+    overflow_hint: str | None = None,
 ) -> ResponsesError:
     message, code = _error_fields(body)
     message = redact(message)
@@ -149,7 +152,8 @@ def _error(
         if retry_after is None and status == 429:
             retry_after = rate_limit_reset(headers)
     error_class = classify(status, code, message, retry_after)
-    hint = CONTEXT_HINT.format(name=route.name) if error_class.kind == "context_overflow" else ""
+    overflow = error_class.kind == "context_overflow"
+    hint = (overflow_hint or CONTEXT_HINT.format(name=route.name)) if overflow else ""
     text = WireErrors.wording(where, message, detail=code or "", hint=hint, retry_after=retry_after)
     return ResponsesError(
         text,
@@ -179,6 +183,8 @@ class OpenAIErrors(WireErrors):
     OpenAI's rate-limit headers."""
 
     error = ResponsesError
+    #: what a context overflow's message advises (None: chat's context_window hint).
+    overflow_hint: str | None = None
 
     def status(
         self, status: int, headers: Mapping[str, str], body: bytes, route: Route
@@ -187,8 +193,29 @@ class OpenAIErrors(WireErrors):
         if status < 300:
             # A JSON error answered with 200 carries no status worth the name: it is
             # read as the same error streamed would be, by its code.
-            return _error(f"{route.provider} answered with an error", None, data, route, headers)
-        return _error(f"{route.provider} answered {status}", status, data, route, headers)
+            return _error(
+                f"{route.provider} answered with an error",
+                None,
+                data,
+                route,
+                headers,
+                overflow_hint=self.overflow_hint,
+            )
+        return _error(
+            f"{route.provider} answered {status}",
+            status,
+            data,
+            route,
+            headers,
+            overflow_hint=self.overflow_hint,
+        )
+
+
+class EmbedErrors(OpenAIErrors):
+    """An embedding call's errors: an input too long is not a conversation to compact."""
+
+    overflow_hint = "shorten or split that input: an embedding input holds 8,192 tokens"
 
 
 ERRORS = OpenAIErrors(SECTION)
+EMBED_ERRORS = EmbedErrors(SECTION)
