@@ -506,23 +506,28 @@ class ProviderHTTP(Generic[OptionsT]):
         headers: Mapping[str, str],
         method: str = "GET",
         body: bytes | None = None,
+        errors: WireErrors | None = None,
     ) -> dict[str, Any]:
-        """The JSON object a call that is not streamed answers (a probe, a model list);
-        the plugin's classified error for anything else (unreachable, a status, a page
-        or a body that is not a JSON object)."""
-        answer = Answer(self, client, route, url, method, body, headers, whole=True, json=True)
+        """The JSON object a call that is not streamed answers (a probe, a model list,
+        an embedding batch); the plugin's classified error for anything else
+        (unreachable, a status, a page or a body that is not a JSON object).
+
+        :param errors: this call's errors, as for :meth:`stream`; else the plugin's own.
+        """
+        errors = errors or self.errors
+        answer = Answer(
+            self, client, route, url, method, body, headers, whole=True, json=True, errors=errors
+        )
         async with answer:
             raw = await answer.read()
         if not raw.strip():
-            raise self.errors.not_json(answer, "was empty, not JSON")
+            raise errors.not_json(answer, "was empty, not JSON")
         try:
             data = json.loads(raw)
         except ValueError:
-            raise self.errors.not_json(answer, "was not JSON") from None
+            raise errors.not_json(answer, "was not JSON") from None
         if not isinstance(data, dict):
-            raise self.errors.not_json(
-                answer, f"was JSON but not an object (a {type(data).__name__})"
-            )
+            raise errors.not_json(answer, f"was JSON but not an object (a {type(data).__name__})")
         return data
 
 
