@@ -131,7 +131,7 @@ def model_info(route: Route, settings: Settings) -> ModelInfo:
 
 
 def _window_info(route: Route, settings: Settings, input_limit: int | None) -> ModelInfo:
-    own = lookup(route.model)
+    own = lookup(route.model, WINDOWS)
     window, max_output = own[1] if own else (input_limit, None)
     if not route.endpoint.local:
         # From the compact index when it matches the installed genai-prices: resolving
