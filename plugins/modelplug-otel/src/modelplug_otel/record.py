@@ -64,8 +64,9 @@ class CallRecord:
         self.previous: CallRecord | None = None  # the call this one was made inside
         self.attempts = 1
         # Attempt 1 is the call's own stream, inside the fallback policy: its span is
-        # written once it is known to have run (failed, answered or was cut), with the
-        # call's start time.
+        # written, with the call's start time, once a notice says it failed. A call of
+        # one attempt has no child span: it is its own (a child would repeat it, at a
+        # span's cost).
         self.first_pending = True
         self.answering: tuple[Route, Span | None] = (route, None)
         attributes = route_attributes(route, "chat")
@@ -151,13 +152,6 @@ class CallRecord:
                 self.first_chunk - self.started, self.metric_attributes
             )
 
-    def _first_attempt_ends(self) -> Span | None:
-        """Attempt 1's span when it is the one ending now (no other was opened)."""
-        if not self.first_pending:
-            return None
-        self.first_pending = False
-        return self.attempt_span(self.route, 1, self.started_ns)
-
     def answered(self, response: Response) -> None:
         """The call's Done: the answer's attributes, its cost, the metrics."""
         if not self.open:
@@ -165,9 +159,6 @@ class CallRecord:
         self.open = False
         ended = time.perf_counter()
         route, _ = self.answering
-        first = self._first_attempt_ends()
-        if first is not None:
-            self.attempt_answered(first, route, response)
         cost = response.cost
         if cost is None:
             cost = self.client.price(route, response.usage, response.price_factor)
@@ -201,9 +192,6 @@ class CallRecord:
         route, _ = self.answering
         error_class = self.client.classify(exc, route)
         message = describe_error(exc, error_class)
-        first = self._first_attempt_ends()
-        if first is not None:
-            self.attempt_failed(first, route, exc)
         if error_class.status is not None:
             self.span.set_attribute(names.ERROR_STATUS, error_class.status)
         if self.attempts > 1:
@@ -220,10 +208,6 @@ class CallRecord:
         if not self.open:
             return
         self.open = False
-        first = self._first_attempt_ends()
-        if first is not None:
-            first.set_attribute(names.CLOSED_EARLY, True)
-            first.end()
         self.span.set_attribute(names.CLOSED_EARLY, True)
         if error_kind is not None:
             _error_status(self.span, error_kind, "the stream ended without its Done")

@@ -1,0 +1,112 @@
+"""modelplug-otel's cost per streamed call: the user's client (every plugin of the
+repository enabled, the fallback policy included) with modelplug-otel on and off, in one
+run, against the same loopback server as bench/stream.py (its chat wire).
+
+    python bench/otel_stream.py [--events 20 200 2000] [--calls 200] [--repeat 7]
+
+"On" runs with the OpenTelemetry SDK configured (a TracerProvider with a
+SimpleSpanProcessor into an in-memory exporter, cleared every round, and a MeterProvider
+with an in-memory reader), so spans and metric points are really made and exported;
+"off" is the same client with ``disable=["modelplug-otel"]``. Time is this process's CPU
+time; the two alternate, each size's medians are kept. Printed: CPU microseconds per
+call, and on / off (issue 28's target: <= 1.05x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import stream
+
+
+def configure_sdk() -> Any:
+    from opentelemetry import metrics, trace
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    reader = InMemoryMetricReader()
+    metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+    return exporter, reader
+
+
+def client_for(url: str, *, otel: bool) -> Any:
+    from modelplug import Client
+
+    config = {"providers": {"bench": stream.WIRES["chat"].provider(url)}}
+    return Client(
+        config=config,
+        environ={"BENCH_KEY": "bench"},
+        disable=() if otel else ["modelplug-otel"],
+    )
+
+
+async def calls(client: Any, n: int, events: int) -> None:
+    for _ in range(n):
+        if await stream.modelplug_async(client) != events:
+            raise SystemExit("a call saw the wrong number of text events")
+
+
+def round_cpu(loop: asyncio.AbstractEventLoop, client: Any, n: int, events: int) -> float:
+    """CPU microseconds per call over ``n`` calls."""
+    gc.collect()
+    started = time.process_time()
+    loop.run_until_complete(calls(client, n, events))
+    return (time.process_time() - started) / n * 1e6
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, nargs="+", default=[20, 200, 2000])
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    exporter, reader = configure_sdk()
+    print(f"CPU per streamed call, modelplug-otel on (SDK configured) / off, {args.calls} calls")
+    print(f"{'events':>8} {'off us':>10} {'on us':>10} {'on/off':>8}")
+    worst = 0.0
+    for events in args.events:
+        with stream.Servers(events, ["chat"]) as urls:
+            loop = asyncio.new_event_loop()
+            on, off = client_for(urls["chat"], otel=True), client_for(urls["chat"], otel=False)
+            assert any(p.name == "modelplug-otel" and p.enabled for p in on.plugins())
+            assert not any(p.name == "modelplug-otel" and p.enabled for p in off.plugins())
+            round_cpu(loop, on, 10, events)  # warm both: imports, pools, caches
+            round_cpu(loop, off, 10, events)
+            exporter.clear()
+            times: dict[str, list[float]] = {"on": [], "off": []}
+            for _ in range(args.repeat):
+                times["off"].append(round_cpu(loop, off, args.calls, events))
+                times["on"].append(round_cpu(loop, on, args.calls, events))
+                spans = len(exporter.get_finished_spans())
+                if spans != args.calls:  # one span per call of one attempt
+                    raise SystemExit(f"expected {args.calls} spans, got {spans}")
+                exporter.clear()
+                reader.get_metrics_data()
+            loop.run_until_complete(on.aclose())
+            loop.run_until_complete(off.aclose())
+            loop.close()
+        off_us, on_us = statistics.median(times["off"]), statistics.median(times["on"])
+        worst = max(worst, on_us / off_us)
+        print(f"{events:>8} {off_us:>10.1f} {on_us:>10.1f} {on_us / off_us:>7.3f}x")
+    print(f"worst on/off: {worst:.3f}x (target <= 1.05x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
