@@ -510,7 +510,7 @@ class _Tap:
         try:
             async for event in self._events:
                 if event.type == "done":
-                    self.response = event.response  # type: ignore[union-attr]
+                    self.response = event.response
                 yield event
         except ModelError as exc:
             self.error = exc.error_class.kind

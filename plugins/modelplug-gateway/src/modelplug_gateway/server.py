@@ -5,6 +5,7 @@ calls on open connections get 503, open streams finish within ``shutdown_grace``
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,7 @@ def uvicorn_config(app: Any, options: GatewaySettings, **more: Any) -> uvicorn.C
         app,
         host=options.host,
         port=options.port,
-        timeout_graceful_shutdown=options.shutdown_grace,
+        timeout_graceful_shutdown=math.ceil(options.shutdown_grace),
         # A call's own log line belongs to the request log, not one per request here.
         access_log=False,
         lifespan="on",
@@ -80,7 +81,7 @@ def serve(options: GatewaySettings, *, no_auth: bool = False) -> int:
             host=options.host,
             port=options.port,
             workers=options.workers,
-            timeout_graceful_shutdown=options.shutdown_grace,
+            timeout_graceful_shutdown=math.ceil(options.shutdown_grace),
             access_log=False,
         )
         return 0
