@@ -369,11 +369,15 @@ def test_four_gateway_workers_on_one_redis_let_exactly_rpm_through(
     client = Client(user_config=config, environ=environ)
     key = create(client, "team", rpm=100)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MODELPLUG_")}
+    # A file, not a pipe: the request log writes a line per request, and a pipe nobody
+    # reads during the run fills up and stalls the workers.
+    log_path = tmp_path / "gateway.log"
+    log_file = log_path.open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "modelplug", "gateway", "serve"],
         env={**env, **environ},
         cwd=tmp_path,
-        stdout=subprocess.PIPE,
+        stdout=log_file,
         stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
@@ -415,5 +419,13 @@ def test_four_gateway_workers_on_one_redis_let_exactly_rpm_through(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-    output = process.stdout.read().decode() if process.stdout else ""
+    log_file.close()
+    output = log_path.read_text()
     assert counts == {"ok": 100, "429": 300}, output
+    # The request log is on by default at INFO: a JSON line per request, the key's name
+    # and never the key.
+    lines = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    chat = [line for line in lines if line["path"] == "/v1/chat/completions"]
+    assert len(chat) == 400 and {line["key"] for line in chat} == {"team"}
+    assert sorted(line["status"] for line in chat) == [200] * 100 + [429] * 300
+    assert key not in output

@@ -100,3 +100,27 @@ def test_anthropic_sdk_over_rpm_gets_rate_limit_error_with_retry_after(
         stranger = anthropic.Anthropic(base_url=url, api_key=new_key(), max_retries=0)
         with pytest.raises(anthropic.AuthenticationError):
             stranger.messages.create(model="echo", max_tokens=16, messages=HELLO)
+
+
+def test_metrics_and_the_request_log_name_the_key_never_show_it(
+    keys: Any, make_gateway: Any, serve: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    import json
+    import logging
+
+    gate, make = keys
+    key = make("metered", budget=Decimal("1.00"))
+    fake = FakeModel([reply("ok", usage=CENT)], price=PRICE)
+    caplog.set_level(logging.INFO, logger="modelplug.gateway.requests")
+    with serve(make_gateway(fake, gate=gate)) as url:
+        client = openai.OpenAI(base_url=url + "/v1", api_key=key, max_retries=0)
+        client.chat.completions.create(model="fake/m", messages=HELLO)
+        metrics = httpx2.get(url + "/metrics").text
+    assert 'modelplug_gateway_key_spend_usd_total{key="metered"} 0.01' in metrics
+    assert 'modelplug_gateway_key_requests_total{key="metered",outcome="admitted"} 1' in metrics
+    assert key not in metrics
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name.endswith("requests")]
+    (line,) = [entry for entry in lines if entry["path"] == "/v1/chat/completions"]
+    assert (line["key"], line["status"], line["cost_usd"]) == ("metered", 200, "0.01")
+    assert line["input_tokens"] == 10_000 and line["overhead_ms"] is not None
+    assert key not in caplog.text and "hello" not in caplog.text

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .auth import Refusal, Ticket
 from .errors import kind_for_status, status_for
 from .metrics import Metrics
+from .request_log import log_request
 from .shapes.base import Parsed, Shape, ShapeError
 
 if TYPE_CHECKING:
@@ -230,6 +231,8 @@ class Gateway:
         status = 200
         ticket: Ticket | None = None
         response: Response | None = None
+        before: float | None = None
+        refused_key: str | None = None
         try:
             if self.draining:
                 status = 503
@@ -254,6 +257,7 @@ class Gateway:
                 return
             except Refusal as exc:
                 status = exc.status
+                refused_key = exc.key_name
                 await self._error(send, shape, exc.status, exc.message, exc.kind, exc.retry_after)
                 return
             except _Disconnected:
@@ -269,7 +273,18 @@ class Gateway:
         finally:
             if ticket is not None:
                 await self._settle(ticket, response)
-            self.metrics.request(endpoint, status, time.perf_counter() - started)
+            took = time.perf_counter() - started
+            self.metrics.request(endpoint, status, took)
+            log_request(
+                path=scope["path"],
+                status=status,
+                key_name=ticket.key_name if ticket else refused_key,
+                route=response.model if response else None,
+                usage=response.usage if response else None,
+                cost=response.cost if response else None,
+                latency_ms=took * 1000,
+                overhead_ms=None if before is None else before * 1000,
+            )
 
     async def _complete(
         self,
@@ -459,6 +474,9 @@ class Gateway:
 
     async def _metrics(self, scope: Scope, receive: Receive, send: Send) -> None:
         data = self.metrics.render().encode()
+        gate_lines = getattr(self.gate, "metrics_lines", None)  # the virtual-key gate's
+        if gate_lines is not None:
+            data += ("\n".join(gate_lines()) + "\n").encode()
         await send(
             {
                 "type": "http.response.start",

@@ -19,7 +19,7 @@ __all__ = ["Gate", "OpenGate", "OperatorKeyGate", "Refusal", "Ticket", "presente
 
 class Refusal(Exception):
     """The gate's no: a status, an error kind for the caller's shape, a message that
-    never contains the key presented."""
+    never contains the key presented, and the key's name when the key was known."""
 
     def __init__(
         self,
@@ -28,12 +28,14 @@ class Refusal(Exception):
         status: int = 401,
         kind: str = "authentication_error",
         retry_after: float | None = None,
+        key_name: str | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.kind = kind
         self.message = message
         self.retry_after = retry_after
+        self.key_name = key_name  # for the request log: which key was refused, when known
 
 
 class Ticket:

@@ -135,10 +135,10 @@ class VirtualKeyGate:
         now = self.clock()
         if record.revoked:
             self._count(record.name, "revoked")
-            raise Refusal(f"key {record.name!r} has been revoked")
+            raise Refusal(f"key {record.name!r} has been revoked", key_name=record.name)
         if record.expires is not None and now >= record.expires:
             self._count(record.name, "expired")
-            raise Refusal(f"key {record.name!r} has expired")
+            raise Refusal(f"key {record.name!r} has expired", key_name=record.name)
         if record.models and model not in record.models:
             self._count(record.name, "forbidden_model")
             raise Refusal(
@@ -146,6 +146,7 @@ class VirtualKeyGate:
                 + ", ".join(record.models),
                 status=403,
                 kind="permission_error",
+                key_name=record.name,
             )
         if record.budget is not None and (record.name, model) not in self._estimates:
             await self._shared_estimate(record.name, model)
@@ -208,6 +209,7 @@ class VirtualKeyGate:
                 status=503,
                 kind="overloaded_error",
                 retry_after=1.0,
+                key_name=ticket.key_name,
             ) from exc
         if outcome.degraded:
             self._went_degraded(outcome.degraded)
@@ -225,6 +227,7 @@ class VirtualKeyGate:
                 status=429,
                 kind="rate_limit_error",
                 retry_after=1.0,
+                key_name=record.name,
             )
         if what == "spend":
             from modelplug_limits.money import from_nano
@@ -239,6 +242,7 @@ class VirtualKeyGate:
                 status=429,
                 kind="rate_limit_error",
                 retry_after=wait if resets else None,
+                key_name=record.name,
             )
         self._count(record.name, "rate_limited")
         limit = f"{record.rpm} requests" if what == "requests" else f"{record.tpm} tokens"
@@ -248,6 +252,7 @@ class VirtualKeyGate:
             status=429,
             kind="rate_limit_error",
             retry_after=wait,
+            key_name=record.name,
         )
 
     # -- settling --------------------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from modelplug.types import Cost, Usage
 
-__all__ = ["LOGGER", "log_request", "request_line"]
+__all__ = ["LOGGER", "log_on", "log_request", "request_line"]
 
 LOGGER = logging.getLogger("modelplug.gateway.requests")
 
@@ -43,7 +43,9 @@ def request_line(
         "status": status,
         "input_tokens": None if usage is None else usage.total_input,
         "output_tokens": None if usage is None else usage.output,
-        "cost_usd": None if cost is None or cost.currency != "USD" else f"{cost.amount:f}",
+        "cost_usd": None
+        if cost is None or cost.currency != "USD"
+        else f"{cost.amount.normalize():f}",
         "latency_ms": round(latency_ms, 3),
         "overhead_ms": None if overhead_ms is None else round(overhead_ms, 3),
     }
@@ -54,3 +56,15 @@ def log_request(**fields: object) -> None:
     """Log :func:`request_line` at INFO (the line is built only when INFO is on)."""
     if LOGGER.isEnabledFor(logging.INFO):
         LOGGER.info(request_line(**fields))  # type: ignore[arg-type]
+
+
+def log_on() -> None:
+    """The server's default: the lines on stderr at INFO, unless the operator's logging
+    setup has already given this logger a handler (or a level of its own)."""
+    if LOGGER.handlers or LOGGER.level != logging.NOTSET:
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    LOGGER.addHandler(handler)
+    LOGGER.setLevel(logging.INFO)
+    LOGGER.propagate = False

@@ -67,7 +67,9 @@ def serve(options: GatewaySettings, *, no_auth: bool = False) -> int:
     from modelplug.plugin import ConfigError
 
     from .app import create_app
+    from .request_log import log_on
 
+    log_on()
     if options.workers > 1:
         os.environ[_OPTIONS_ENV] = json.dumps({"options": asdict(options), "no_auth": no_auth})
         try:
@@ -98,8 +100,10 @@ def serve(options: GatewaySettings, *, no_auth: bool = False) -> int:
 def worker_app() -> Gateway:
     """A worker process's app, from the settings its parent decided."""
     from .app import create_app
+    from .request_log import log_on
     from .settings import GatewaySettings
 
+    log_on()
     raw = json.loads(os.environ[_OPTIONS_ENV])
     options = GatewaySettings(**raw["options"])
     return create_app(options=options, no_auth=raw["no_auth"])
