@@ -151,6 +151,8 @@ def serve(
             f'[providers.claude]\ntype = "anthropic"\nbase_url = "{wire.url}"\n'
             f'[providers.compat]\ntype = "openai-compatible"\nbase_url = "{wire.url}/v1"\n'
             f'[providers.gem]\ntype = "gemini"\nbase_url = "{wire.url}"\n'
+            '[aliases]\nthinker = "claude/claude-opus-5"\nother = "compat/gpt-4o"\n'
+            '[roles]\nsmart = "thinker"\n'
         )
         names = ["modelplug-anthropic", "modelplug-openai-compat", "modelplug-gemini"]
         gateway.use(make_client(*names, *plugins, entry_points=True))
@@ -301,6 +303,62 @@ def test_claude_thinking_goes_back_to_claude_byte_for_byte(
         "thinking": "Let me add these. 2 + 2 = 4.",
         "signature": SIGNATURE,
     }
+
+
+@pytest.mark.parametrize("name", ["thinker", "smart"])
+def test_claude_thinking_goes_back_through_an_alias_or_a_role(
+    name: str, gateway: Running, serve: Callable[..., None], wire: WireServer
+) -> None:
+    serve()
+    wire.add(ANTHROPIC_THINKING)
+    wire.add(ANTHROPIC_TEXT)
+    client = sdk(gateway)
+    asked = [{"role": "user", "content": "What is 2 + 2?"}]
+    thinking: Any = {"type": "enabled", "budget_tokens": 10000}
+    first = client.messages.create(model=name, max_tokens=20000, thinking=thinking, messages=asked)
+    sent_back = [b.model_dump(exclude_none=True) for b in first.content]
+    for block in sent_back:
+        block.pop("citations", None)
+    client.messages.create(
+        model=name,
+        max_tokens=20000,
+        thinking=thinking,
+        messages=[
+            *asked,
+            {"role": "assistant", "content": sent_back},
+            {"role": "user", "content": "And 3 + 3?"},
+        ],
+    )
+    replayed = wire.requests[1].json()["messages"][1]["content"]
+    assert replayed[0] == {
+        "type": "thinking",
+        "thinking": "Let me add these. 2 + 2 = 4.",
+        "signature": SIGNATURE,
+    }
+    assert replayed[1]["text"] == "The answer is 4."
+
+
+def test_claude_thinking_is_not_sent_to_a_model_an_alias_names_elsewhere(
+    gateway: Running, serve: Callable[..., None], wire: WireServer
+) -> None:
+    serve()
+    wire.add(OPENAI_TOOLS)
+    sent_back = [
+        {"type": "thinking", "thinking": "Let me add these.", "signature": SIGNATURE},
+        {"type": "text", "text": "The answer is 4."},
+    ]
+    sdk(gateway).messages.create(
+        model="other",
+        max_tokens=100,
+        messages=[
+            {"role": "user", "content": "What is 2 + 2?"},
+            {"role": "assistant", "content": sent_back},
+            {"role": "user", "content": "And 3 + 3?"},
+        ],
+    )
+    body = json.dumps(wire.requests[0].json())
+    assert SIGNATURE not in body and "Let me add these." not in body
+    assert "The answer is 4." in body
 
 
 def test_an_anthropic_client_calls_an_openai_compatible_model(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .auth import Refusal, Ticket
 from .errors import kind_for_status, status_for
 from .metrics import Metrics
+from .replay_target import mark_replay_target
 from .request_log import log_request
 from .shapes.base import Parsed, Shape, ShapeError
 
@@ -243,6 +244,8 @@ class Gateway:
             try:
                 body = await self._read_json(scope, receive)
                 parsed = shape.parse(body)
+                if shape.name == "anthropic":
+                    parsed = mark_replay_target(parsed, self.client)
                 if self.allowed is not None and parsed.model not in self.allowed:
                     raise ShapeError(
                         f"model {parsed.model!r} is not served here (see GET /v1/models)",
