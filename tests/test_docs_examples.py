@@ -35,7 +35,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(
-    r"(?:<!-- docs-test: (?P<directive>[^>]*?) -->\n+)?```(?P<lang>[\w-]*)\n(?P<body>.*?)```",
+    # A fence of four backticks or more may hold a block of three (a text example of
+    # Markdown): it ends at a fence as long as its own.
+    r"(?:<!-- docs-test: (?P<directive>[^>]*?) -->\n+)?"
+    r"(?P<fence>`{3,})(?P<lang>[\w-]*)\n(?P<body>.*?)(?P=fence)",
     re.DOTALL,
 )
 # Blocks other tests run, by their first line (or a whole page), and which test runs them.
