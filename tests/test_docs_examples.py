@@ -9,8 +9,9 @@ test below. A Markdown comment just before a block sets it up:
 
 - ``<!-- docs-test: serve NAME TYPE RECORDING -->``: a loopback server answers every
   request with the recorded bytes of RECORDING (a path in this repository), and the
-  user's settings point the provider NAME (of TYPE) at it — so an example that calls a
-  real provider runs as written, with no network and no key.
+  user's settings point the provider NAME (of TYPE) at it, with no key (``api_key_env =
+  ""``, which also stands for a preset's variable) — so an example that calls a real
+  provider runs as written, with no network and no key.
   ``<!-- docs-test: anthropic -->`` is short for Anthropic's recorded stream.
 - ``<!-- docs-test: skip REASON -->``: not runnable here; the reason is required and
   names what the block needs (real credentials, a running service).
@@ -134,7 +135,11 @@ def set_up(block: Block, env: dict[str, str], wire_server: Any) -> None:
         for _ in range(8):
             wire_server.add_file(str(ROOT / recording))
         with open(env["MODELPLUG_CONFIG"], "a") as config:
-            config.write(f'[providers.{name}]\ntype = "{kind}"\nbase_url = "{wire_server.url}"\n')
+            # api_key_env = "": no key anywhere, even for a preset that names a variable
+            config.write(
+                f'[providers.{name}]\ntype = "{kind}"\nbase_url = "{wire_server.url}"\n'
+                'api_key_env = ""\n'
+            )
         env.setdefault("SERVED", "")
         env["SERVED"] += name
     elif directive:
