@@ -1,7 +1,8 @@
 """Without Redis, the processes of one machine share their counters through the SQLite
 file in the data directory: two worker processes making calls at once are admitted
 exactly as many as one rpm limit or one spend budget allows, all told; and a daily
-budget carries from one ``modelplug chat`` to the next, as the README's example says.
+budget carries from one ``modelplug chat`` to the next, as the plugin's docs page
+(docs/plugins/limits.md) says.
 
 The workers are real subprocesses (``python -c``) that share nothing but the data
 directory. Their policy reads a fixed clock (the start of an hour), so every call falls
