@@ -109,3 +109,20 @@ def test_every_key_has_the_prefix_the_hash_tag_and_a_ttl(
     keys = sorted(k.decode() for k in raw.keys("*"))
     assert keys == ["app1:{tenant}:n:total", "app1:{tenant}:n:w"]
     assert all(0 < raw.pttl(k) <= 99_000 for k in keys)
+
+
+def test_more_calls_at_once_than_the_pool_has_connections_wait_for_one(
+    redis_config: dict[str, Any],
+) -> None:
+    # redis-py's pool refuses a 101st connection in use at once; that is a busy
+    # process, not Redis down: the calls wait their turn (within [redis] timeout).
+    store = store_on(redis_config)
+
+    async def main() -> int:
+        outcomes = await asyncio.gather(
+            *(store.reserve([Charge("many", 1, 1000)]) for _ in range(400))
+        )
+        await store.connection.client.aclose()
+        return sum(o.refused is None and not o.degraded for o in outcomes)
+
+    assert asyncio.run(main()) == 400

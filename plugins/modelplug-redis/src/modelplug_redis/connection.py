@@ -21,6 +21,7 @@ __all__ = ["Connection", "RedisOptions", "StoreUnavailableError", "connection_fo
 
 T = TypeVar("T")
 ENV_URL = "MODELPLUG_REDIS_URL"
+MAX_CONNECTIONS = 100  # per process and event loop (redis-py's default size)
 
 
 @dataclass(frozen=True)
@@ -85,13 +86,19 @@ class Connection:
             from redis.retry import Retry
 
             timeout = self.options.timeout
-            return aioredis.Redis.from_url(
+            # A blocking pool: more calls at once than it has connections wait (up to
+            # the timeout) for one to come free. redis-py's default pool raises at
+            # once instead, which would count a busy process as Redis down.
+            pool = aioredis.BlockingConnectionPool.from_url(
                 self.url,
+                max_connections=MAX_CONNECTIONS,
+                timeout=timeout,
                 socket_timeout=timeout,
                 socket_connect_timeout=timeout,
                 retry=Retry(NoBackoff(), 0),
                 health_check_interval=0,
             )
+            return aioredis.Redis.from_pool(pool)  # closing the client closes the pool
 
         return self.client.async_http(f"modelplug-redis:{self.url}", make)
 
