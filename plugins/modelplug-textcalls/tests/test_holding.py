@@ -159,7 +159,8 @@ def test_a_rejected_candidate_is_released_and_later_lines_still_shown(
     assert streamed.rest == ""
 
 
-def test_the_readme_example(kit: SimpleNamespace) -> None:
+def test_the_docs_example(kit: SimpleNamespace) -> None:
+    """The Example of docs/plugins/textcalls.md, step by step."""
     held = kit.client.held_text(kit.TOOLS, "lines")
     first = held.feed('Let me look.\n{"name": "get_')
     second = held.feed('weather", "arguments": {"city": "Paris"}}\nOne moment.')
