@@ -61,7 +61,7 @@ def test_200_streams_at_once_through_one_worker(make_gateway: Any, serve: Any) -
     assert texts == ["abc"] * 200
     assert peak >= 150  # they were open together, not one after another
     assert app.metrics.open_streams == 0
-    assert app.metrics.requests[("chat", 200)] == 200
+    assert app.metrics.requests[("chat", "fake/m", "2xx")] == 200
 
 
 def test_memory_stays_flat_over_many_calls(make_gateway: Any, serve: Any) -> None:
@@ -98,8 +98,15 @@ def test_health_ready_metrics(make_gateway: Any, serve: Any) -> None:
             url + "/v1/chat/completions", json={"model": "echo", "messages": HELLO}
         )
     assert health.json() == {"status": "ok"} and ready.status_code == 200
-    assert 'modelplug_gateway_requests_total{endpoint="chat",status="200"} 1' in metrics
-    assert 'modelplug_gateway_requests_total{endpoint="chat",status="404"} 1' in metrics
+    assert (
+        'modelplug_gateway_requests_total{endpoint="chat",route="echo/echo",status_class="2xx"} 1'
+        in metrics
+    )
+    # An unknown provider never resolved to a route: counted, not named.
+    assert (
+        'modelplug_gateway_requests_total{endpoint="chat",route="none",status_class="4xx"} 1'
+        in metrics
+    )
     assert 'modelplug_gateway_errors_total{kind="not_found"} 1' in metrics
     assert 'modelplug_gateway_tokens_total{direction="output"} 1' in metrics
     assert "modelplug_gateway_overhead_seconds_count 1" in metrics

@@ -61,10 +61,10 @@ class Gateway:
         self.client = client
         self.options = options
         self.gate = gate
-        self.metrics = Metrics()
         self.draining = False
         self.shapes = shapes if shapes is not None else default_shapes()
         self.allowed = frozenset(options.models) if options.models is not None else None
+        self.metrics = Metrics(self.allowed)
         self._routes: dict[tuple[str, str], Callable[..., Awaitable[None]]] = {
             ("POST", "/v1/chat/completions"): self._chat,
             ("POST", "/chat/completions"): self._chat,
@@ -234,6 +234,9 @@ class Gateway:
         response: Response | None = None
         before: float | None = None
         refused_key: str | None = None
+        asked: str | None = None
+        # The route a failed call named (a ModelError's), for the metrics' route label.
+        failed = _Failed()
         try:
             if self.draining:
                 status = 503
@@ -253,6 +256,7 @@ class Gateway:
                         kind="not_found_error",
                         param="model",
                     )
+                asked = parsed.model
                 ticket = await self._admit(scope, parsed.model)
             except ShapeError as exc:
                 status = exc.status
@@ -268,16 +272,17 @@ class Gateway:
                 return
             before = time.perf_counter() - started
             if parsed.stream:
-                status, response = await self._stream(receive, send, shape, parsed, before)
+                status, response = await self._stream(receive, send, shape, parsed, before, failed)
             else:
                 status, response = await self._complete(
-                    receive, send, shape, parsed, started, before
+                    receive, send, shape, parsed, started, before, failed
                 )
         finally:
             if ticket is not None:
                 await self._settle(ticket, response)
             took = time.perf_counter() - started
-            self.metrics.request(endpoint, status, took)
+            answered = response.model if response is not None else failed.route
+            self.metrics.request(endpoint, status, took, self.metrics.route(asked, answered))
             log_request(
                 path=scope["path"],
                 status=status,
@@ -297,6 +302,7 @@ class Gateway:
         parsed: Parsed,
         started: float,
         before: float,
+        failed: _Failed,
     ) -> tuple[int, Response | None]:
         from modelplug.plugin import ModelError
 
@@ -305,6 +311,7 @@ class Gateway:
             response = await self.client.acomplete(parsed.model, parsed.request)
             answered = time.perf_counter()
         except ModelError as exc:
+            failed.note(exc)
             return await self._model_error(send, shape, exc), exc.partial
         except asyncio.CancelledError:
             if watch.gone:
@@ -324,7 +331,13 @@ class Gateway:
         return 200, response
 
     async def _stream(
-        self, receive: Receive, send: Send, shape: Shape, parsed: Parsed, before: float
+        self,
+        receive: Receive,
+        send: Send,
+        shape: Shape,
+        parsed: Parsed,
+        before: float,
+        failed: _Failed,
     ) -> tuple[int, Response | None]:
         from modelplug.plugin import ModelError
 
@@ -340,6 +353,7 @@ class Gateway:
                 first = b""
             except ModelError as exc:
                 watch.stop()
+                failed.note(exc)
                 return await self._model_error(send, shape, exc), exc.partial
             except asyncio.CancelledError:
                 if watch.gone:
@@ -381,6 +395,7 @@ class Gateway:
             await tap.close()
         if tap.error is not None:
             self.metrics.error(tap.error)
+            failed.route = tap.route
         elif tap.response is not None:
             self._count(tap.response, before)
         return status, tap.response
@@ -514,16 +529,30 @@ class _Watch:
         self._task.cancel()
 
 
+class _Failed:
+    """The route a failed call named (a ModelError's), when it named one."""
+
+    __slots__ = ("route",)
+
+    def __init__(self) -> None:
+        self.route: str | None = None
+
+    def note(self, exc: Exception) -> None:
+        route = getattr(exc, "route", None)
+        self.route = route.name if route is not None else None
+
+
 class _Tap:
     """Passes the Client's events on and keeps the Done's Response (for usage, cost and
     the ticket) or the error's kind."""
 
-    __slots__ = ("_events", "error", "response")
+    __slots__ = ("_events", "error", "response", "route")
 
     def __init__(self, events: AsyncIterator[Event]) -> None:
         self._events = events
         self.response: Response | None = None
         self.error: str | None = None
+        self.route: str | None = None
 
     async def events(self) -> AsyncIterator[Event]:
         from modelplug.plugin import ModelError
@@ -536,6 +565,7 @@ class _Tap:
         except ModelError as exc:
             self.error = exc.error_class.kind
             self.response = exc.partial
+            self.route = exc.route.name if exc.route is not None else None
             raise
 
     async def close(self) -> None:

@@ -68,6 +68,8 @@ async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -
     status = 200
     ticket = None
     result = None
+    model: str | None = None
+    failed: str | None = None  # the route a ModelError named, for the metrics' label
     try:
         if gateway.draining:
             status = 503
@@ -98,6 +100,7 @@ async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -
         try:
             result = await gateway.client.aembed(model, inputs, dimensions=dimensions)
         except ModelError as exc:
+            failed = exc.route.name if exc.route is not None else None
             status = await gateway._model_error(send, shape, exc)
             return
         except Exception as exc:
@@ -127,4 +130,6 @@ async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -
                 result.usage if result else None,
                 result.cost if result else None,
             )
-        gateway.metrics.request("embeddings", status, time.perf_counter() - started)
+        answered = result.model if result is not None and result.model else failed
+        route = gateway.metrics.route(model, answered)
+        gateway.metrics.request("embeddings", status, time.perf_counter() - started, route)

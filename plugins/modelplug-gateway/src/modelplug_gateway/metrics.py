@@ -2,7 +2,13 @@
 
 Written by hand: a few dict increments per request cost less than a client library's
 locks and label objects, and there is one event loop per worker. Each worker counts
-its own calls (scrape each, or run one worker per replica)."""
+its own calls (scrape each, or run one worker per replica).
+
+Labels have bounded values only: the endpoint (a fixed set), the status class (2xx, 4xx,
+5xx) and the route, which is a name from the ``[gateway] models`` allow-list when there
+is one, else the provider/model that answered, the first ``ROUTE_LIMIT`` distinct ones
+kept and the rest counted as ``route="other"``: a caller naming models at random cannot
+grow the scrape without bound."""
 
 from __future__ import annotations
 
@@ -10,12 +16,23 @@ from bisect import bisect_left
 from collections import defaultdict
 from decimal import Decimal
 
-__all__ = ["Histogram", "Metrics"]
+__all__ = ["NO_ROUTE", "OTHER_ROUTE", "ROUTE_LIMIT", "Histogram", "Metrics", "status_class"]
 
 # Seconds: a call's latency spans milliseconds (a local model's first token) to minutes.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 # Seconds: the gateway's own part of a call, where a millisecond matters.
 OVERHEAD_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1)
+# Distinct route label values kept when no allow-list bounds them.
+ROUTE_LIMIT = 100
+OTHER_ROUTE = "other"
+# A call refused before any route was chosen (bad body, unknown model, refused key).
+NO_ROUTE = "none"
+_CLASSES = {1: "1xx", 2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}
+
+
+def status_class(status: int) -> str:
+    """``"2xx"`` for 200 (499, the caller gone, is a ``"4xx"``)."""
+    return _CLASSES.get(status // 100, "5xx")
 
 
 class Histogram:
@@ -45,8 +62,18 @@ class Histogram:
 
 
 class Metrics:
-    def __init__(self) -> None:
-        self.requests: defaultdict[tuple[str, int], int] = defaultdict(int)
+    """The counters. ``allowed``: the allow-listed model names (the route label is one
+    of them, or ``"none"``); None: routes are whatever answered, capped at
+    ``route_limit`` distinct values."""
+
+    def __init__(
+        self, allowed: frozenset[str] | None = None, route_limit: int = ROUTE_LIMIT
+    ) -> None:
+        #: (endpoint, route, status class) -> count.
+        self.requests: defaultdict[tuple[str, str, str], int] = defaultdict(int)
+        self.allowed = allowed
+        self.route_limit = route_limit
+        self._routes: set[str] = set()
         self.errors: defaultdict[str, int] = defaultdict(int)
         self.tokens: defaultdict[str, int] = defaultdict(int)
         self.cost = Decimal(0)
@@ -54,8 +81,25 @@ class Metrics:
         self.overhead = Histogram(OVERHEAD_BUCKETS)
         self.open_streams = 0
 
-    def request(self, endpoint: str, status: int, seconds: float) -> None:
-        self.requests[(endpoint, status)] += 1
+    def route(self, asked: str | None, answered: str | None) -> str:
+        """The route label for a call: ``asked`` (the caller's model) when an allow-list
+        holds it, else ``answered`` (the provider/model that answered or failed) while
+        fewer than ``route_limit`` distinct values were seen, else ``"other"``."""
+        if self.allowed is not None:
+            return asked if asked is not None and asked in self.allowed else NO_ROUTE
+        if answered is None:
+            return NO_ROUTE
+        routes = self._routes
+        if answered in routes:
+            return answered
+        if len(routes) < self.route_limit:
+            routes.add(answered)
+            return answered
+        return OTHER_ROUTE
+
+    def request(self, endpoint: str, status: int, seconds: float, route: str = NO_ROUTE) -> None:
+        """Count one answered request (``route``: a label from :meth:`route`)."""
+        self.requests[(endpoint, route, _CLASSES.get(status // 100, "5xx"))] += 1
         histogram = self.latency.get(endpoint)
         if histogram is None:
             histogram = self.latency[endpoint] = Histogram(LATENCY_BUCKETS)
@@ -73,11 +117,12 @@ class Metrics:
     def render(self) -> str:
         out: list[str] = []
         out.append(
-            "# HELP modelplug_gateway_requests_total Requests answered, by endpoint and status."
+            "# HELP modelplug_gateway_requests_total Requests answered, by endpoint, route "
+            "and status class."
         )
         out.append("# TYPE modelplug_gateway_requests_total counter")
-        for (endpoint, status), count in sorted(self.requests.items()):
-            labels = f'endpoint="{endpoint}",status="{status}"'
+        for (endpoint, route, klass), count in sorted(self.requests.items()):
+            labels = f'endpoint="{endpoint}",route="{_escape(route)}",status_class="{klass}"'
             out.append(f"modelplug_gateway_requests_total{{{labels}}} {count}")
         out.append("# HELP modelplug_gateway_errors_total Failed calls, by error kind.")
         out.append("# TYPE modelplug_gateway_errors_total counter")
@@ -102,3 +147,10 @@ class Metrics:
         out.append("# TYPE modelplug_gateway_open_streams gauge")
         out.append(f"modelplug_gateway_open_streams {self.open_streams}")
         return "\n".join(out) + "\n"
+
+
+def _escape(value: str) -> str:
+    """A label value as Prometheus' text format writes it."""
+    if "\\" in value or '"' in value or "\n" in value:
+        return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return value
