@@ -1,7 +1,7 @@
-"""Every `pip install` line in the READMEs works today: the modelplug distributions are
-installed from this checkout by path (with every sibling they require in the same
-command), and a line that names one by its bare name is marked as being for once it is
-released. No README links to a package index page for a distribution that has none."""
+"""Every `pip install` line in the READMEs and the docs pages works today: the modelplug
+distributions are installed from this checkout by path (with every sibling they require
+in the same command), and a line that names one by its bare name is marked as being for
+once it is released. No README links to a package index page for a distribution that has none."""
 
 from __future__ import annotations
 
@@ -16,6 +16,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PLUGINS = sorted(p.parent for p in ROOT.glob("plugins/*/pyproject.toml"))
 READMES = [ROOT / "README.md"] + [p / "README.md" for p in PLUGINS]
+# The docs pages hold pip lines too (a plugin's page repeats its install line); the
+# provider guide's installs the reader's own plugin, which is not one of ours.
+PAGES = [p for p in sorted((ROOT / "docs").rglob("*.md")) if p.name != "writing-a-provider.md"]
 MARKER = "once released"
 # pip and uv options that take a value which is not a thing to install.
 VALUE_OPTIONS = {"--python", "-p", "-r", "--requirement", "-c", "--constraint", "--target", "-t"}
@@ -153,7 +156,7 @@ def problems(command: Command) -> list[str]:
 
 ALL = [
     c
-    for readme in READMES
+    for readme in [*READMES, *PAGES]
     for c in commands(readme.read_text(), readme.relative_to(ROOT).as_posix())
 ]
 
