@@ -225,10 +225,9 @@ def workers(tmp_path: Path, redis_config: dict[str, Any]) -> Any:
 
 
 def create(client: Client, name: str, **fields: Any) -> str:
-    key = new_key()
-    record = KeyRecord(
-        name=name, hash=hasher_for(client).digest(key), created=time.time(), **fields
-    )
+    hasher = hasher_for(client)
+    key = new_key(hasher)
+    record = KeyRecord(name=name, hash=hasher.digest(key), created=time.time(), **fields)
     asyncio.run(open_store(client).add(record))
     return key
 

@@ -34,7 +34,7 @@ def keys(tmp_path: Path) -> Any:
     gate = VirtualKeyGate(store, hasher, MemoryCounters())
 
     def make(name: str, **fields: Any) -> str:
-        key = new_key()
+        key = new_key(hasher)
         asyncio.run(store.add(KeyRecord(name=name, hash=hasher.digest(key), **fields)))
         return key
 
@@ -50,7 +50,7 @@ def test_openai_sdk_sees_each_refusal_as_its_own_exception(
         good = openai.OpenAI(base_url=url + "/v1", api_key=key, max_retries=0)
         answer = good.chat.completions.create(model="echo", messages=HELLO)
         assert answer.choices[0].message.content == "hello"
-        wrong = openai.OpenAI(base_url=url + "/v1", api_key=new_key(), max_retries=0)
+        wrong = openai.OpenAI(base_url=url + "/v1", api_key=new_key(gate.hasher), max_retries=0)
         with pytest.raises(openai.AuthenticationError) as caught:
             wrong.chat.completions.create(model="echo", messages=HELLO)
         assert "mpk-" not in str(caught.value)
@@ -97,7 +97,7 @@ def test_anthropic_sdk_over_rpm_gets_rate_limit_error_with_retry_after(
         with pytest.raises(anthropic.RateLimitError) as caught:
             client.messages.create(model="echo", max_tokens=16, messages=HELLO)
         assert int(caught.value.response.headers["retry-after"]) >= 1
-        stranger = anthropic.Anthropic(base_url=url, api_key=new_key(), max_retries=0)
+        stranger = anthropic.Anthropic(base_url=url, api_key=new_key(gate.hasher), max_retries=0)
         with pytest.raises(anthropic.AuthenticationError):
             stranger.messages.create(model="echo", max_tokens=16, messages=HELLO)
 

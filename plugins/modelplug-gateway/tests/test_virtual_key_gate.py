@@ -45,7 +45,7 @@ def world(tmp_path: Path) -> dict[str, Any]:
 
 
 def make(world: dict[str, Any], name: str = "alice", **fields: Any) -> str:
-    key = new_key()
+    key = new_key(world["hasher"])
     record = KeyRecord(name=name, hash=world["hasher"].digest(key), created=T0, **fields)
     run(world["keys"].add(record))
     return key
@@ -66,13 +66,20 @@ def refusal(
 ROUTE: Any = object()  # the gate only asks whether the call reached a provider
 
 
-def test_a_key_is_mpk_and_32_random_url_safe_bytes() -> None:
-    key = new_key()
+def test_a_key_is_mpk_32_random_url_safe_bytes_and_a_check_under_the_secret() -> None:
+    hasher = Hasher(b"a test secret of sixteen bytes or more")
+    key = new_key(hasher)
     assert key.startswith("mpk-")
     body = key.removeprefix("mpk-")
-    assert len(body) >= 43  # 32 bytes in URL-safe base64
+    assert len(body) == 43 + 12  # 32 bytes and a 9-byte check in URL-safe base64
     assert set(body) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-    assert new_key() != key
+    assert new_key(hasher) != key
+    assert hasher.checks(key)
+    assert not Hasher(b"another secret, 16+ bytes").checks(key)
+    changed = key[:10] + ("A" if key[10] != "A" else "B") + key[11:]
+    assert not hasher.checks(changed)
+    for odd in ("", "mpk-", key + "x", key[:-1], "mpk-" + "é" * 55, key[:-1] + "\x00"):
+        assert not hasher.checks(odd)
 
 
 def test_the_store_keeps_a_keyed_hash_and_files_are_owner_only(world: dict[str, Any]) -> None:
@@ -141,11 +148,14 @@ def test_an_unknown_key_is_compared_against_the_dummy_hash(
     monkeypatch.setattr(key_gate.hmac, "compare_digest", spy)
     key = make(world)
     run(world["gate"].admit(bearer(key), b"", "m"))
-    refusal(world["gate"], bearer(new_key()))
-    # Both paths did one constant-time comparison of two full digests.
-    assert len(compared) == 2
-    assert compared[1][1] == world["hasher"].dummy
-    assert all(len(a) == len(b) == 64 for a, b in compared)
+    refusal(world["gate"], bearer(new_key(world["hasher"])))
+    # Both paths checked the key's check and did one constant-time comparison of two
+    # full digests (the module is shared: the hasher's comparisons are seen here too).
+    checks = [c for c in compared if len(c[0]) == 12]
+    digests = [c for c in compared if len(c[0]) != 12]
+    assert len(checks) == 2 and len(digests) == 2
+    assert digests[1][1] == world["hasher"].dummy
+    assert all(len(a) == len(b) == 64 for a, b in digests)
 
 
 def test_a_key_in_the_query_string_is_refused_and_not_logged(
@@ -247,7 +257,7 @@ def test_a_revocation_is_seen_once_the_cached_copy_is_older_than_fresh(
 
 def test_rotation_stops_the_old_key(world: dict[str, Any]) -> None:
     old = make(world)
-    new = new_key()
+    new = new_key(world["hasher"])
     record = run(world["keys"].named("alice"))
     run(world["keys"].replace(record, record.with_changes(hash=world["hasher"].digest(new))))
     assert refusal(world["gate"], bearer(old)).status == 401
@@ -259,7 +269,7 @@ def test_metrics_label_by_key_name_never_the_key(world: dict[str, Any]) -> None:
     gate = world["gate"]
     ticket = run(gate.admit(bearer(key), b"", "m"))
     run(ticket.settle(ROUTE, Usage(input=1, output=1), Cost(amount=Decimal("0.25"), source="test")))
-    refusal(gate, bearer(new_key()))
+    refusal(gate, bearer(new_key(world["hasher"])))
     text = "\n".join(gate.metrics_lines())
     assert 'modelplug_gateway_key_spend_usd_total{key="alice"} 0.25' in text
     assert 'modelplug_gateway_key_requests_total{key="alice",outcome="admitted"} 1' in text

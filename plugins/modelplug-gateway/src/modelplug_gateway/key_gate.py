@@ -1,19 +1,23 @@
 """The virtual-key gate: who is calling, may they call this model, is there room.
 
-One admission costs one keyed hash, a lookup (in this worker's memory for
-:data:`FRESH` seconds after the store last said, so a revocation reaches every worker
-within a second) and one reservation in the shared counter store (modelplug-limits'
-store: SQLite for the workers of one machine, Redis for replicas). The settlement is
-one more write, and none when there is nothing to correct. A key over its rate or
-budget is refused at once: a gateway never holds a caller's request waiting for room.
+A key carries a check made under the server's secret: a key without it (a guess, a
+typo, a flood of made-up keys) is refused after two HMACs, no store asked. A key with
+it costs one keyed hash, a lookup (in this worker's memory for :data:`FRESH` seconds
+after the store last said, so a revocation reaches every worker within a second; the
+calls that find the copy stale at once share one lookup) and one reservation in the
+shared counter store (modelplug-limits' store: SQLite for the workers of one machine,
+Redis for replicas). The settlement is one more write, and none when there is nothing
+to correct. A key over its rate or budget is refused at once: a gateway never holds a
+caller's request waiting for room.
 
-An unknown key does the same work as a known one (the hash is compared against a dummy
-digest), so timing does not tell which keys exist. The key itself is never logged,
-never put in a message or a metric; only the key's name is.
+An unknown key with a valid check does the same work as a known one (the hash is
+compared against a dummy digest), so timing does not tell which keys exist. The key
+itself is never logged, never put in a message or a metric; only the key's name is.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import logging
@@ -22,6 +26,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Mapping
 from decimal import Decimal
+from functools import partial
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
@@ -47,6 +52,7 @@ WINDOW = 60.0  # rpm and tpm count per minute
 WINDOW_GRACE = 1.0
 PERIOD_GRACE = 60.0
 MAX_ESTIMATES = 10_000
+MAX_MISSING = 10_000
 ESTIMATE_TTL = 30 * 86400.0  # seconds a learned cost per call is kept
 PRICING_TTL = 60.0  # a first call that never settles frees its model after this
 QUERY_KEY_NAMES = frozenset({"key", "api_key", "api-key", "apikey", "token", "access_token"})
@@ -64,6 +70,7 @@ class VirtualKeyGate:
         last :data:`KEEP` seconds while the key store is down; ``"closed"`` refuses
         with 503.
     :param clock: wall-clock seconds (windows and budget periods).
+    :param monotonic: seconds for how long a store's answer is trusted.
     """
 
     def __init__(
@@ -76,6 +83,7 @@ class VirtualKeyGate:
         fresh: float = FRESH,
         keep: float = KEEP,
         clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.keys = keys
         self.hasher = hasher
@@ -84,7 +92,12 @@ class VirtualKeyGate:
         self.fresh = fresh
         self.keep = keep
         self.clock = clock
+        self.monotonic = monotonic
         self._verified: dict[str, tuple[KeyRecord, float]] = {}  # digest -> (record, when)
+        # Well-formed keys no store had, for FRESH seconds (a key made after such a miss
+        # works within a second), and the store lookups under way for known keys.
+        self._missing: dict[str, float] = {}  # digest -> when
+        self._pending: dict[str, asyncio.Future[KeyRecord | None]] = {}
         # (key name, model) -> (tokens, nano-USD) of the last call: what the next reserves.
         self._estimates: dict[tuple[str, str], tuple[int, int]] = {}
         self._degraded = False
@@ -124,6 +137,11 @@ class VirtualKeyGate:
         if key is None:
             self._count("-", "no_key")
             raise Refusal("no key: send it as 'Authorization: Bearer KEY' or 'x-api-key: KEY'")
+        if not self.hasher.checks(key):
+            # Not made under this gateway's secret (a guess, a typo, a flood of made-up
+            # keys): refused with no store asked, so such a flood costs two HMACs each.
+            self._count("-", "invalid")
+            raise Refusal(INVALID)
         digest = self.hasher.digest(key)
         record = await self._lookup(digest)
         # The same comparison whether or not the key exists.
@@ -157,10 +175,32 @@ class VirtualKeyGate:
         return ticket
 
     async def _lookup(self, digest: str) -> KeyRecord | None:
-        now = time.monotonic()
+        now = self.monotonic()
         known = self._verified.get(digest)
         if known is not None and now - known[1] < self.fresh:
             return known[0]
+        if known is None:
+            missed = self._missing.get(digest)
+            if missed is not None and now - missed < self.fresh:
+                return None  # a well-formed key no store has (a rotated one, say)
+            return await self._fetch(digest, known, now)
+        # Every call of a busy key finds its copy stale at once: one asks the store,
+        # the others wait for that answer (shielded: one caller leaving stops no one).
+        pending = self._pending.get(digest)
+        if pending is None:
+            pending = asyncio.ensure_future(self._fetch(digest, known, now))
+            self._pending[digest] = pending
+            pending.add_done_callback(partial(self._fetched, digest))
+        return await asyncio.shield(pending)
+
+    def _fetched(self, digest: str, pending: asyncio.Future[KeyRecord | None]) -> None:
+        self._pending.pop(digest, None)
+        if not pending.cancelled():
+            pending.exception()  # retrieved: the waiters, if any are left, raise it
+
+    async def _fetch(
+        self, digest: str, known: tuple[KeyRecord, float] | None, now: float
+    ) -> KeyRecord | None:
         try:
             record = await self.keys.find(digest)
         except STORE_PROBLEMS as exc:
@@ -176,8 +216,12 @@ class VirtualKeyGate:
         self._back()
         if record is None:
             self._verified.pop(digest, None)
+            if len(self._missing) >= MAX_MISSING:
+                self._missing.clear()  # digests callers sent: never let this grow unbounded
+            self._missing[digest] = now
         else:
             self._verified[digest] = (record, now)
+            self._missing.pop(digest, None)
         return record
 
     async def _shared_estimate(self, name: str, model: str) -> None:

@@ -111,10 +111,11 @@ async def _create(args: argparse.Namespace, client: Client) -> int:
         if getattr(args, flag) is not None and getattr(args, flag) < 1:
             raise Usage(f"--{flag}: expected a whole number of at least 1")
     models = tuple(m.strip() for m in (args.models or "").split(",") if m.strip())
-    key = new_key()
+    hasher = hasher_for(client)
+    key = new_key(hasher)
     record = KeyRecord(
         name=args.name,
-        hash=hasher_for(client).digest(key),
+        hash=hasher.digest(key),
         budget=None if args.budget is None else _parse_budget(args.budget),
         period=args.period,
         rpm=args.rpm,
@@ -150,10 +151,9 @@ async def _rotate(args: argparse.Namespace, client: Client) -> int:
     record = await store.named(args.name)
     if record is None:
         raise NoSuchKeyError(args.name)
-    key = new_key()
-    await store.replace(
-        record, record.with_changes(hash=hasher_for(client).digest(key), revoked=False)
-    )
+    hasher = hasher_for(client)
+    key = new_key(hasher)
+    await store.replace(record, record.with_changes(hash=hasher.digest(key), revoked=False))
     print(key)
     print(f"key {record.name!r} rotated: the old key no longer works", file=sys.stderr)
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .record import PERIODS, PREFIX, KeyRecord, new_key
+from .record import PERIODS, PREFIX, KeyRecord
 from .secret import Hasher, load_secret
 from .store import KeyExistsError, KeyStore, NoSuchKeyError
 
@@ -25,6 +25,12 @@ __all__ = [
     "open_store",
     "redis_connection",
 ]
+
+
+def new_key(hasher: Hasher) -> str:
+    """A fresh key for the gateway whose secret ``hasher`` holds (see
+    :meth:`Hasher.new_key`): only keys made under that secret pass its check."""
+    return hasher.new_key()
 
 
 def gateway_table(client: Client) -> dict[str, Any]:

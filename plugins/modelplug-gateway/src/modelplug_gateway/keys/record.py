@@ -4,21 +4,15 @@ hash of the key (the key itself is printed once when made and never kept)."""
 from __future__ import annotations
 
 import json
-import secrets
 from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["PERIODS", "PREFIX", "KeyRecord", "looks_like_key", "new_key"]
+__all__ = ["KEY_BYTES", "PERIODS", "PREFIX", "KeyRecord", "looks_like_key"]
 
 PREFIX = "mpk-"
 PERIODS = ("day", "week", "month", "total")
 KEY_BYTES = 32  # random bytes in a key: 256 bits, URL-safe base64 (43 characters)
-
-
-def new_key() -> str:
-    """A fresh key: ``mpk-`` and 32 random bytes, URL-safe."""
-    return PREFIX + secrets.token_urlsafe(KEY_BYTES)
 
 
 def looks_like_key(text: str) -> bool:

@@ -14,12 +14,19 @@ import hmac
 import os
 import secrets
 import time
+from base64 import urlsafe_b64encode
 from pathlib import Path
+
+from .record import KEY_BYTES, PREFIX
 
 __all__ = ["SECRET_FILE", "Hasher", "load_secret"]
 
 SECRET_FILE = "gateway-key-secret"
 MIN_SECRET = 16  # bytes
+CHECK_BYTES = 9  # a key's check: 72 bits of an HMAC ...
+CHECK_CHARS = 12  # ... in URL-safe base64
+RANDOM_CHARS = 43  # KEY_BYTES (32) in URL-safe base64
+KEY_LENGTH = len(PREFIX) + RANDOM_CHARS + CHECK_CHARS
 
 
 class Hasher:
@@ -37,6 +44,27 @@ class Hasher:
         return hmac.new(
             self._secret, key.encode("utf-8", "surrogatepass"), hashlib.sha256
         ).hexdigest()
+
+    def new_key(self) -> str:
+        """A fresh key: ``mpk-``, 32 random bytes and a check under the secret, URL-safe
+        (59 characters)."""
+        body = secrets.token_urlsafe(KEY_BYTES)
+        return PREFIX + body + self._check(body.encode()).decode()
+
+    def checks(self, key: str) -> bool:
+        """Whether ``key`` carries the check only the secret makes. A guess, a typo or
+        a flood of made-up keys fails here, before any store is asked; every key this
+        gateway made passes, whether or not it still exists, so this says nothing about
+        which keys exist."""
+        if len(key) != KEY_LENGTH or not key.startswith(PREFIX):
+            return False
+        given = key.encode("utf-8", "surrogatepass")  # a header may hold any character
+        body, check = given[len(PREFIX) : -CHECK_CHARS], given[-CHECK_CHARS:]
+        return hmac.compare_digest(self._check(body), check)
+
+    def _check(self, body: bytes) -> bytes:
+        mac = hmac.new(self._secret, b"mpk-check:" + body, hashlib.sha256).digest()
+        return urlsafe_b64encode(mac[:CHECK_BYTES])
 
     def __repr__(self) -> str:
         return "Hasher(<secret>)"
