@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .auth import Refusal, Ticket
 from .errors import kind_for_status, status_for
 from .metrics import Metrics
+from .model_spec import check_model
 from .replay_target import mark_replay_target
 from .request_log import log_request
 from .shapes.base import Parsed, Shape, ShapeError
@@ -176,6 +177,8 @@ class Gateway:
                 if message.get("more_body"):
                     chunks = [body]
                     size = len(body)
+                    if size > limit:  # a first part already too large: no wait for more
+                        raise _too_large(limit)
                     while True:
                         message = await receive()
                         if message["type"] == "http.disconnect":
@@ -247,6 +250,7 @@ class Gateway:
             try:
                 body = await self._read_json(scope, receive)
                 parsed = shape.parse(body)
+                check_model(parsed.model)  # a spec, before anything reads it
                 if shape.name == "anthropic":
                     parsed = mark_replay_target(parsed, self.client)
                 if self.allowed is not None and parsed.model not in self.allowed:

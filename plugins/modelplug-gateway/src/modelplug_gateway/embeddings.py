@@ -12,6 +12,8 @@ from array import array
 from typing import TYPE_CHECKING, Any
 
 from .auth import Refusal
+from .model_spec import check_model
+from .request_log import log_request
 from .shapes.base import ShapeError
 
 if TYPE_CHECKING:
@@ -29,6 +31,7 @@ def parse_embeddings(body: dict[str, Any]) -> tuple[str, list[str], int | None, 
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise ShapeError("'model' must be a non-empty string", param="model")
+    check_model(model)
     raw = body.get("input")
     inputs = [raw] if isinstance(raw, str) else raw
     if not isinstance(inputs, list) or not inputs:
@@ -70,6 +73,7 @@ async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -
     result = None
     model: str | None = None
     failed: str | None = None  # the route a ModelError named, for the metrics' label
+    refused_key: str | None = None
     try:
         if gateway.draining:
             status = 503
@@ -92,6 +96,7 @@ async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -
             return
         except Refusal as exc:
             status = exc.status
+            refused_key = exc.key_name
             await gateway._error(send, shape, exc.status, exc.message, exc.kind, exc.retry_after)
             return
         except _Disconnected:
@@ -132,4 +137,15 @@ async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -
             )
         answered = result.model if result is not None and result.model else failed
         route = gateway.metrics.route(model, answered)
-        gateway.metrics.request("embeddings", status, time.perf_counter() - started, route)
+        took = time.perf_counter() - started
+        gateway.metrics.request("embeddings", status, took, route)
+        log_request(
+            path=scope["path"],
+            status=status,
+            key_name=ticket.key_name if ticket else refused_key,
+            route=answered,
+            usage=result.usage if result else None,
+            cost=result.cost if result else None,
+            latency_ms=took * 1000,
+            overhead_ms=None,
+        )
