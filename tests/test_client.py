@@ -55,6 +55,19 @@ def test_aliases_and_roles_resolve_to_specs(make_client: Any) -> None:
     assert (explore.name, explore.role) == ("fake/main", "explore")
 
 
+def test_a_client_made_for_an_unset_role_calls_the_default_model(
+    make_client: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Client("worker") makes the role the client's default: an unset role must fall back
+    # past it (to the settings' model, else echo), not to itself.
+    client: Client = make_client(FakeModel(), model="worker", config={"model": "fake/main"})
+    assert (client.resolve().name, client.resolve().role) == ("fake/main", "worker")
+    bare: Client = make_client(model="worker")
+    assert (bare.resolve().name, bare.resolve().role) == ("echo/echo", "worker")
+    assert bare.complete(None, "hi").text
+    assert "no model chosen" in capsys.readouterr().err
+
+
 def test_a_role_must_not_name_a_role(make_client: Any) -> None:
     client: Client = make_client(config={"roles": {"worker": "smart", "smart": "echo"}})
     with pytest.raises(ModelplugError, match="role 'worker' names the role 'smart'"):

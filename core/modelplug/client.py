@@ -256,12 +256,23 @@ class Client:
         """The spec to use: the argument, the client's default, MODELPLUG_MODEL, the
         project default, the user default, then the built-in echo model (with a note)."""
         chosen = spec or self.default_model or self.settings.model
-        if chosen:
-            return chosen
+        return chosen or self._echo()
+
+    def _echo(self) -> str:
+        """The built-in echo model, noted on stderr the first time it stands in."""
         if not self._echo_noted:
             print(ECHO_NOTE, file=sys.stderr)
             self._echo_noted = True
         return "echo"
+
+    def _default_besides(self, seen: list[str]) -> str:
+        """The default model for an unset role, skipping the names already expanded:
+        ``Client("worker")`` makes "worker" the client's default, and the role must not
+        fall back to itself."""
+        for chosen in (self.default_model, self.settings.model):
+            if chosen and chosen not in seen:
+                return chosen
+        return self._echo()
 
     def expand(self, spec: str) -> tuple[str, str | None]:
         """Expand aliases and roles into a concrete spec. Returns (spec, role or None)."""
@@ -287,7 +298,7 @@ class Client:
                 role = current
                 # An unset role is the default model. A role naming a role is caught by
                 # the check above on the next turn.
-                current = roles.get(current) or self.choose_model()
+                current = roles.get(current) or self._default_besides(seen)
                 continue
             if current in aliases:
                 current = aliases[current]
