@@ -1,14 +1,17 @@
 """When the virtual-key gate asks its key store: never for a key without the secret's
 check (so a flood of made-up keys costs no store round trip), once per FRESH seconds
 for a well-formed key no store has (and a key made after such a miss works once that
-has passed), and once for all the calls that find a busy key's copy stale at once."""
+has passed), and once for all the calls that find a busy key's copy stale at once. A
+caller without a key that can be valid is refused before its body is read or parsed."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from modelplug_gateway.auth import Refusal
 from modelplug_gateway.key_gate import VirtualKeyGate
@@ -131,3 +134,50 @@ def test_a_shared_lookup_that_fails_refuses_every_waiter_with_503(
 
     outcomes = asyncio.run(burst())
     assert all(isinstance(o, Refusal) and o.status == 503 for o in outcomes)
+
+
+def test_a_caller_without_a_valid_key_is_refused_before_its_body_is_read(
+    world: dict[str, Any], make_gateway: Any, serve: Any
+) -> None:
+    key = new_key(world["hasher"])
+    store(world, key)
+    app = make_gateway(gate=world["gate"], max_request_bytes=1000)
+    parsed: list[dict[str, Any]] = []
+    real = app.shapes["openai"]
+
+    class Counting:
+        """The OpenAI shape, noting each body it is asked to parse."""
+
+        def parse(self, body: dict[str, Any]) -> Any:
+            parsed.append(body)
+            return real.parse(body)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+    app.shapes = {**app.shapes, "openai": Counting()}
+
+    def announce_ten_megabytes(authorization: bytes) -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            # Headers announce 10 MB; none of the body follows: the answer comes anyway.
+            sock.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n"
+                + authorization
+                + b"content-type: application/json\r\ncontent-length: 10000000\r\n\r\n"
+            )
+            return sock.recv(65536)
+
+    with serve(app) as url:
+        port = int(url.rsplit(":", 1)[1])
+        made_up = announce_ten_megabytes(b"authorization: Bearer mpk-" + b"x" * 55 + b"\r\n")
+        none = announce_ten_megabytes(b"")
+        valid = announce_ten_megabytes(b"authorization: Bearer " + key.encode() + b"\r\n")
+        small = httpx2.post(
+            url + "/v1/chat/completions",
+            json={"model": "echo", "messages": [{"role": "user", "content": "hi"}]},
+            headers={"authorization": "Bearer " + new_key(Hasher(b"another secret, 16+ bytes"))},
+        )
+    assert made_up.startswith(b"HTTP/1.1 401") and none.startswith(b"HTTP/1.1 401")
+    assert valid.startswith(b"HTTP/1.1 413")  # a valid key: the body's size is checked
+    assert small.status_code == 401 and small.json()["error"]["type"] == "authentication_error"
+    assert parsed == []

@@ -248,6 +248,9 @@ class Gateway:
                 )
                 return
             try:
+                precheck = getattr(self.gate, "precheck", None)
+                if precheck is not None:  # who cannot be admitted: refused before the body
+                    precheck(scope["headers"], scope.get("query_string", b""))
                 body = await self._read_json(scope, receive)
                 parsed = shape.parse(body)
                 check_model(parsed.model)  # a spec, before anything reads it

@@ -53,6 +53,10 @@ class Ticket:
 
 
 class Gate(Protocol):
+    """Admits or refuses a request. A gate may also have ``precheck(raw_headers, query)``,
+    which the app calls before reading the body: raising :class:`Refusal` there spares
+    reading and parsing the body of a caller who cannot be admitted."""
+
     async def admit(self, headers: Mapping[str, str], query: bytes, model: str) -> Ticket:
         """Admit a request or raise :class:`Refusal`. ``headers`` have lower-case names."""
         ...

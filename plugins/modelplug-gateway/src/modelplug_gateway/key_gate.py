@@ -24,7 +24,7 @@ import logging
 import math
 import sqlite3
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from functools import partial
 from typing import TYPE_CHECKING
@@ -126,7 +126,19 @@ class VirtualKeyGate:
 
     # -- admission -------------------------------------------------------------------
 
-    async def admit(self, headers: Mapping[str, str], query: bytes, model: str) -> KeyTicket:
+    def precheck(self, headers: Iterable[tuple[bytes, bytes]], query: bytes) -> None:
+        """What can be refused before the body is read (the app calls this first, with
+        the raw headers): a key in the URL, no key, a key without the secret's check. A
+        caller that cannot be admitted never gets its body read or parsed (up to
+        ``max_request_bytes`` of JSON per request otherwise)."""
+        wanted = {}
+        for name, value in headers:
+            if name == b"authorization" or name == b"x-api-key":
+                wanted[name.decode()] = value.decode("latin-1")
+        self._presented(wanted, query)
+
+    def _presented(self, headers: Mapping[str, str], query: bytes) -> str:
+        """The key presented, when it may be one of this gateway's; else Refusal."""
         if query and _key_in_query(query):
             self._count("-", "key_in_url")
             raise Refusal(
@@ -142,6 +154,10 @@ class VirtualKeyGate:
             # keys): refused with no store asked, so such a flood costs two HMACs each.
             self._count("-", "invalid")
             raise Refusal(INVALID)
+        return key
+
+    async def admit(self, headers: Mapping[str, str], query: bytes, model: str) -> KeyTicket:
+        key = self._presented(headers, query)
         digest = self.hasher.digest(key)
         record = await self._lookup(digest)
         # The same comparison whether or not the key exists.
