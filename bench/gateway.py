@@ -1,7 +1,9 @@
 """The gateway in front of a loopback upstream, against LiteLLM's proxy in front of the
-same upstream, in one run.
+same upstream, in one run; and, with ``--modes auth,flood``, the gateway with virtual
+keys and limits on a real redis-server.
 
     python bench/gateway.py [--seconds 5] [--rss-requests 20000] [--litellm PATH]
+    python bench/gateway.py --modes auth,flood [--seconds 3] [--rounds 3]
 
 LiteLLM is never a project dependency: install it in a venv of its own and pass its
 ``litellm`` command (skipped when absent)::
@@ -17,13 +19,29 @@ LiteLLM is never a project dependency: install it in a venv of its own and pass 
 Processes: the upstream (a minimal asyncio HTTP/1.1 server answering Chat Completions,
 JSON or a 5-chunk SSE stream, keep-alive; far cheaper than either proxy), the gateway
 (``modelplug gateway serve``, one worker), LiteLLM's proxy (one worker), and this one,
-the load generator (httpx2, asyncio). Printed, for the gateway and LiteLLM:
+the load generator (httpx2, asyncio).
+
+``compare`` (the default) prints, for the gateway and LiteLLM:
 
 - added latency (proxy minus direct to the upstream), p50 and p99, at a fixed
   100 requests/s, streamed and not;
 - time to first byte of a streamed answer, minus the upstream's own;
 - requests/s with 64 concurrent streamed clients;
 - the proxy's RSS growth over ``--rss-requests`` requests (after a warm-up).
+
+``auth`` starts a redis-server of its own (no persistence, a free loopback port), makes
+one key (``modelplug gateway keys create`` with an rpm, a tpm and a budget no call
+reaches) and runs three gateways: open (``--no-auth``), keys (``[gateway] auth =
+"keys"``, ``[redis] url``, modelplug-limits and modelplug-redis on, as deployed) and
+gate (the same without modelplug-limits' policy in the Client: the key gate alone).
+Printed: req/s at 64 concurrent clients of each, in alternating rounds, and the Redis
+round trips per call each keyed gateway made, as redis-server counts them (socket reads
+processed, and EVALSHA calls: the limits scripts), with usage that never changes (a
+settlement with nothing to correct) and with usage that changes every call.
+
+``flood`` measures valid calls at 100 req/s on the keys gateway, alone and while another
+process sends 1,000 requests/s of new made-up keys (raw keep-alive sockets, 16 lanes),
+in alternating rounds: p50, p99 and their ratios; and the gateway's CPU per wrong key.
 """
 
 from __future__ import annotations
@@ -32,6 +50,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -40,26 +59,34 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 UPSTREAM = r"""
 import asyncio, json, sys
 CHUNK = lambda d, f: ("data: " + json.dumps({"id": "c", "object": "chat.completion.chunk",
     "created": 1, "model": "m", "choices": [{"index": 0, "delta": d, "finish_reason": f}]})
     + "\n\n").encode()
-SSE = (CHUNK({"role": "assistant", "content": ""}, None)
-    + b"".join(CHUNK({"content": w}, None) for w in ["Hello", " from", " the", " upstream"])
-    + CHUNK({}, "stop") + ("data: " + json.dumps({"id": "c", "object": "chat.completion.chunk",
-    "created": 1, "model": "m", "choices": [], "usage": {"prompt_tokens": 5,
-    "completion_tokens": 4, "total_tokens": 9}}) + "\n\n").encode() + b"data: [DONE]\n\n")
-JSON = json.dumps({"id": "c", "object": "chat.completion", "created": 1, "model": "m",
-    "choices": [{"index": 0, "message": {"role": "assistant", "content":
-    "Hello from the upstream"}, "finish_reason": "stop"}],
-    "usage": {"prompt_tokens": 5, "completion_tokens": 4, "total_tokens": 9}}).encode()
+def answers(output):
+    usage = {"prompt_tokens": 5, "completion_tokens": output, "total_tokens": 5 + output}
+    sse = (CHUNK({"role": "assistant", "content": ""}, None)
+        + b"".join(CHUNK({"content": w}, None) for w in ["Hello", " from", " the", " upstream"])
+        + CHUNK({}, "stop") + ("data: " + json.dumps({"id": "c", "object":
+        "chat.completion.chunk", "created": 1, "model": "m", "choices": [], "usage": usage})
+        + "\n\n").encode() + b"data: [DONE]\n\n")
+    plain = json.dumps({"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content":
+        "Hello from the upstream"}, "finish_reason": "stop"}], "usage": usage}).encode()
+    return (head("application/json", len(plain)) + plain,
+            head("text/event-stream", len(sse)) + sse)
 def head(kind, n):
     return (f"HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {n}\r\n\r\n").encode()
-SSE_ANSWER = head("text/event-stream", len(SSE)) + SSE
-JSON_ANSWER = head("application/json", len(JSON)) + JSON
+# A request whose text says "vary" gets 4 or 5 output tokens in turn (a settlement with
+# something to correct every time); any other, always 4.
+SAME = answers(4)
+VARY = (SAME, answers(5))
+turn = 0
 async def handle(reader, writer):
+    global turn
     try:
         while True:
             headers = await reader.readuntil(b"\r\n\r\n")
@@ -68,8 +95,11 @@ async def handle(reader, writer):
                 if line.lower().startswith(b"content-length:"):
                     length = int(line.split(b":")[1])
             body = await reader.readexactly(length) if length else b""
-            writer.write(SSE_ANSWER if b'"stream": true' in body or b'"stream":true' in body
-                         else JSON_ANSWER)
+            pair = SAME
+            if b"vary" in body:
+                turn += 1
+                pair = VARY[turn % 2]
+            writer.write(pair[b'"stream": true' in body or b'"stream":true' in body])
     except (asyncio.IncompleteReadError, ConnectionError):
         writer.close()
 async def main():
@@ -109,15 +139,15 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
-def body(stream: bool) -> dict[str, object]:
-    return {"model": "up/m", "messages": [{"role": "user", "content": "hi"}], "stream": stream}
+def body(stream: bool, text: str = "hi") -> dict[str, object]:
+    return {"model": "up/m", "messages": [{"role": "user", "content": text}], "stream": stream}
 
 
-async def one(client: object, url: str, stream: bool) -> tuple[float, float]:
+async def one(client: object, url: str, stream: bool, text: str = "hi") -> tuple[float, float]:
     """(seconds to the last byte, seconds to the first body byte)."""
     started = time.perf_counter()
     first = 0.0
-    async with client.stream("POST", url, json=body(stream)) as answer:  # type: ignore[attr-defined]
+    async with client.stream("POST", url, json=body(stream, text)) as answer:  # type: ignore[attr-defined]
         async for _ in answer.aiter_raw():
             if not first:
                 first = time.perf_counter() - started
@@ -127,12 +157,18 @@ async def one(client: object, url: str, stream: bool) -> tuple[float, float]:
 
 
 async def fixed_rate(
-    url: str, stream: bool, seconds: float, rate: float = 100.0
+    url: str,
+    stream: bool,
+    seconds: float,
+    rate: float = 100.0,
+    headers: dict[str, str] | None = None,
 ) -> list[tuple[float, float]]:
     import httpx2
 
     results: list[tuple[float, float]] = []
-    async with httpx2.AsyncClient(limits=httpx2.Limits(max_connections=64), timeout=30) as client:
+    async with httpx2.AsyncClient(
+        limits=httpx2.Limits(max_connections=64), timeout=30, headers=headers
+    ) as client:
         for _ in range(20):  # warm the pool and the proxy
             await one(client, url, stream)
         tasks = []
@@ -146,24 +182,33 @@ async def fixed_rate(
     return results
 
 
-async def throughput(url: str, seconds: float, clients: int = 64) -> float:
+async def throughput(
+    url: str,
+    seconds: float,
+    clients: int = 64,
+    *,
+    stream: bool = True,
+    headers: dict[str, str] | None = None,
+    text: str = "hi",
+) -> tuple[float, int]:
+    """(requests/s, requests done) with ``clients`` callers back to back."""
     import httpx2
 
     done = 0
     async with httpx2.AsyncClient(
-        limits=httpx2.Limits(max_connections=clients), timeout=30
+        limits=httpx2.Limits(max_connections=clients), timeout=30, headers=headers
     ) as client:
         end = time.perf_counter() + seconds
 
         async def worker() -> None:
             nonlocal done
             while time.perf_counter() < end:
-                await one(client, url, True)
+                await one(client, url, stream, text)
                 done += 1
 
         started = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(clients)))
-        return done / (time.perf_counter() - started)
+        return done / (time.perf_counter() - started), done
 
 
 async def many(url: str, count: int) -> None:
@@ -186,50 +231,343 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--rss-requests", type=int, default=20000)
-    parser.add_argument("--litellm", help="LiteLLM's litellm command (its own venv)")
-    args = parser.parse_args()
+# -- virtual keys: a real redis-server, the keys gateway ------------------------------
 
-    work = Path(tempfile.mkdtemp(prefix="gateway-bench-"))
-    up_port, gw_port, ll_port = free_port(), free_port(), free_port()
-    upstream_url = f"http://127.0.0.1:{up_port}"
-    processes = [subprocess.Popen([sys.executable, "-c", UPSTREAM, str(up_port)])]
-    config = work / "config.toml"
-    config.write_text(
-        textwrap.dedent(
-            f"""
-            [providers.up]
-            type = "openai-compatible"
-            base_url = "{upstream_url}/v1"
-            """
+
+class RedisServer:
+    """A redis-server of the bench's own on a free loopback port (no persistence)."""
+
+    def __init__(self, work: Path) -> None:
+        executable = shutil.which("redis-server") or "/usr/bin/redis-server"
+        if not Path(executable).exists():
+            raise SystemExit("redis-server is not installed (apt-get install redis-server)")
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process = subprocess.Popen(
+            [
+                executable,
+                "--port", str(self.port),
+                "--bind", "127.0.0.1",
+                "--dir", str(work),
+                "--save", "",
+                "--appendonly", "no",
+                "--loglevel", "warning",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                if self.info("server"):
+                    return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("redis-server did not start") from None
+                time.sleep(0.05)
+
+    def info(self, section: str) -> dict[str, str]:
+        """``INFO section`` as name -> value (one connection, inline protocol)."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as sock:
+            sock.sendall(f"INFO {section}\r\n".encode())
+            data = b""
+            while b"\r\n" not in data:
+                data += sock.recv(65536)
+            size, _, rest = data.partition(b"\r\n")
+            while len(rest) < int(size[1:]):
+                rest += sock.recv(65536)
+        found = {}
+        for line in rest.decode().splitlines():
+            name, sep, value = line.partition(":")
+            if sep:
+                found[name] = value
+        return found
+
+    def counts(self) -> tuple[int, int]:
+        """(socket reads processed: the requests clients sent, one per round trip;
+        EVALSHA calls: the limits scripts, a reservation or a settlement each)."""
+        reads = int(self.info("stats")["total_reads_processed"])
+        evalsha = self.info("commandstats").get("cmdstat_evalsha", "calls=0")
+        return reads, int(evalsha.split(",")[0].split("=")[1])
+
+
+class KeysGateways:
+    """``modelplug gateway serve`` with ``[gateway] auth = "keys"`` and modelplug-redis
+    on ``redis_url``, and one key (printed once) with an rpm, a tpm and a budget none of
+    the bench's calls reaches. ``start(policy=True)`` also enables modelplug-limits's
+    policy in the gateway's Client (as a deployment has it); ``policy=False`` leaves the
+    key gate alone on Redis (it uses modelplug-limits' stores either way)."""
+
+    def __init__(self, work: Path, upstream_url: str, redis_url: str) -> None:
+        self.work = work
+        config = work / "keys.toml"
+        config.write_text(
+            textwrap.dedent(
+                f"""
+                [providers.up]
+                type = "openai-compatible"
+                base_url = "{upstream_url}/v1"
+
+                [models."up/m"]
+                price = {{ input = 1, output = 1 }}
+
+                [gateway]
+                auth = "keys"
+                key_secret_env = "BENCH_GATEWAY_SECRET"
+
+                [redis]
+                url = "{redis_url}"
+                """
+            )
+        )
+        os.chmod(config, 0o600)
+        self.env = {
+            **os.environ,
+            "MODELPLUG_CONFIG": str(config),
+            "MODELPLUG_DATA_DIR": str(work / "keys-data"),
+            "BENCH_GATEWAY_SECRET": "the bench's secret, the same for every worker",
+        }
+        made = subprocess.run(
+            [
+                sys.executable, "-m", "modelplug", "gateway", "keys", "create", "bench",
+                "--rpm", "100000000", "--tpm", "100000000000",
+                "--budget", "1000000", "--period", "day",
+            ],
+            env={**self.env, "MODELPLUG_PLUGINS": self.plugins(True)},
+            cwd=work,
+            capture_output=True,
+            text=True,
+            check=True,
+        )  # fmt: skip
+        self.key = made.stdout.split()[0]
+
+    @staticmethod
+    def plugins(policy: bool) -> str:
+        limits = ",modelplug-limits" if policy else ""
+        return f"modelplug-openai-compat,modelplug-gateway,modelplug-redis{limits}"
+
+    def start(self, port: int, *, policy: bool) -> tuple[subprocess.Popen[bytes], Path]:
+        log = self.work / f"keys-gateway-{port}.log"
+        gateway = subprocess.Popen(
+            [sys.executable, "-m", "modelplug", "gateway", "serve", "--port", str(port)],
+            env={**self.env, "MODELPLUG_PLUGINS": self.plugins(policy)},
+            cwd=self.work,
+            stdout=subprocess.DEVNULL,
+            # The request log's lines and any warning (Redis unavailable): a file.
+            stderr=log.open("wb"),
+        )
+        return gateway, log
+
+
+def degraded_count(url: str) -> int:
+    """The keys gateway's ``modelplug_gateway_store_degraded_total``: calls that went on
+    without Redis (a round-trip count means nothing unless this stayed put)."""
+    import httpx2
+
+    for line in httpx2.get(url + "/metrics").text.splitlines():
+        if line.startswith("modelplug_gateway_store_degraded_total "):
+            return int(float(line.split()[1]))
+    return 0
+
+
+def auth_and_limits(
+    urls: dict[str, str], key: str, redis: RedisServer, seconds: float, rounds: int
+) -> None:
+    """req/s of the open gateway (``urls["open"]``) against the keys gateways (auth, rpm,
+    tpm, budget on Redis; with the limits policy and without) in alternating rounds, and
+    the Redis round trips per call each keys gateway made, counted by redis-server."""
+    chat = "/v1/chat/completions"
+    auth = {"authorization": f"Bearer {key}"}
+    keyed = [name for name in urls if name != "open"]
+    for name, url in urls.items():
+        headers = None if name == "open" else auth
+        # The key's first call to a model is priced alone: make it before the load; then
+        # fill the pools (a new Redis connection costs round trips of its own).
+        asyncio.run(throughput(url + chat, 0.3, 1, headers=headers))
+        asyncio.run(throughput(url + chat, 1.0, headers=headers))
+    rates: dict[str, dict[str, float]] = {}
+    trips: dict[str, dict[str, float]] = {}
+    for stream in (False, True):
+        label = "streamed" if stream else "plain"
+        got: dict[str, list[float]] = {name: [] for name in urls}
+        counted = {name: [0, 0, 0] for name in keyed}  # reads, scripts, calls
+        for _ in range(rounds):
+            for name, url in urls.items():
+                before = redis.counts()
+                rate, done = asyncio.run(
+                    throughput(
+                        url + chat, seconds, stream=stream, headers=None if name == "open" else auth
+                    )
+                )
+                after = redis.counts()
+                got[name].append(rate)
+                if name != "open":
+                    counted[name][0] += after[0] - before[0] - 2  # less the two INFO of `after`
+                    counted[name][1] += after[1] - before[1]
+                    counted[name][2] += done
+        medians = {name: statistics.median(values) for name, values in got.items()}
+        rates[f"req/s at 64 clients, {label}"] = {
+            **medians,
+            **{f"{n}/open": medians[n] / medians["open"] for n in keyed},
+        }
+        for name in keyed:
+            reads, scripts, calls = counted[name]
+            trips.setdefault(name, {})[f"{label}: round trips"] = reads / calls
+            trips[name][f"{label}: scripts"] = scripts / calls
+    for name in keyed:
+        # Usage that differs from the last call's: every settlement has something to fix.
+        before = redis.counts()
+        _, done = asyncio.run(throughput(urls[name] + chat, seconds, headers=auth, text="vary"))
+        after = redis.counts()
+        trips[name]["settling each: round trips"] = (after[0] - before[0] - 2) / done
+        trips[name]["settling each: scripts"] = (after[1] - before[1]) / done
+    degraded = {name: degraded_count(urls[name]) for name in keyed}
+    print(
+        'auth and limits: open = --no-auth; keys = auth = "keys", a key with rpm + tpm + '
+        "budget on Redis, and modelplug-limits' policy on; gate = the same without the "
+        f"policy; medians of {rounds} alternating rounds of {seconds:g} s; calls that went "
+        f"on without Redis: {degraded}"
+    )
+    for row, values in rates.items():
+        print(f"{row:30}" + "".join(f"{k:>10} {v:8.2f}" for k, v in values.items()))
+    print("redis round trips per call (socket reads redis-server processed; scripts: EVALSHA)")
+    columns = list(next(iter(trips.values())))
+    print(f"{'':8}" + "".join(f"{c:>28}" for c in columns))
+    for name, values in trips.items():
+        print(f"{name:8}" + "".join(f"{values[c]:28.2f}" for c in columns))
+    print(json.dumps({"auth": {"rates": rates, "round_trips": trips, "degraded": degraded}}))
+
+
+# -- a flood of wrong keys ---------------------------------------------------------
+
+FLOOD = r"""
+import asyncio, json, os, secrets, sys, time
+port, rate, seconds = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+BODY = json.dumps({"model": "up/m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+statuses = {}
+async def lane(rate, end):
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    start = time.perf_counter()
+    n = 0
+    while time.perf_counter() < end:
+        delay = start + n / rate - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        n += 1
+        # A well-formed key nobody made, a new one every time (no cache can know it).
+        key = "mpk-" + secrets.token_urlsafe(32)
+        writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n"
+            b"content-type: application/json\r\nauthorization: Bearer " + key.encode()
+            + b"\r\ncontent-length: " + str(len(BODY)).encode() + b"\r\n\r\n" + BODY)
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = -1
+        for line in head.split(b"\r\n"):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        if length >= 0:
+            await reader.readexactly(length)
+        else:  # chunked
+            while size := int((await reader.readuntil(b"\r\n")).strip(), 16):
+                await reader.readexactly(size + 2)
+            await reader.readuntil(b"\r\n")
+        status = head.split(b" ", 2)[1].decode()
+        statuses[status] = statuses.get(status, 0) + 1
+    writer.close()
+async def main():
+    lanes = 16
+    started = time.perf_counter()
+    end = started + seconds
+    await asyncio.gather(*(lane(rate / lanes, end) for _ in range(lanes)))
+    took = time.perf_counter() - started
+    print(json.dumps({"rate": sum(statuses.values()) / took, "statuses": statuses}), flush=True)
+try:
+    import uvloop; uvloop.run(main())
+except ImportError:
+    asyncio.run(main())
+"""
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds process ``pid`` has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def start_flood(port: str, rate: float, seconds: float) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", FLOOD, port, str(rate), str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def key_flood(keys_url: str, key: str, seconds: float, rounds: int, rate: float, pid: int) -> None:
+    """Latency of valid calls at 100 req/s, alone and under a flood of wrong keys at
+    ``rate`` a second from another process, in alternating rounds; and the gateway's
+    CPU per wrong key, from a flood alone."""
+    chat = keys_url + "/v1/chat/completions"
+    port = keys_url.rsplit(":", 1)[1]
+    auth = {"authorization": f"Bearer {key}"}
+    # The flood alone: what one wrong key costs the gateway.
+    used = cpu_seconds(pid)
+    out, _ = start_flood(port, rate, seconds).communicate(timeout=120)
+    used = cpu_seconds(pid) - used
+    answered = sum(json.loads(out)["statuses"].values())
+    alone: list[float] = []
+    flooded: list[float] = []
+    floods = []
+    per_round = []
+    for _ in range(rounds):
+        calm = [r[0] for r in asyncio.run(fixed_rate(chat, False, seconds, headers=auth))]
+        flood = start_flood(port, rate, seconds + 1.5)
+        time.sleep(0.5)  # the flood is on before the valid calls start
+        stormy = [r[0] for r in asyncio.run(fixed_rate(chat, False, seconds, headers=auth))]
+        out, _ = flood.communicate(timeout=60)
+        floods.append(json.loads(out))
+        alone += calm
+        flooded += stormy
+        per_round.append((pct(stormy, 0.5) / pct(calm, 0.5), pct(stormy, 0.99) / pct(calm, 0.99)))
+    flood_rate = statistics.median(f["rate"] for f in floods)
+    statuses: dict[str, int] = {}
+    for f in floods:
+        for status, n in f["statuses"].items():
+            statuses[status] = statuses.get(status, 0) + n
+    rows = {
+        "p50 ms": (pct(alone, 0.5) * 1000, pct(flooded, 0.5) * 1000),
+        "p99 ms": (pct(alone, 0.99) * 1000, pct(flooded, 0.99) * 1000),
+    }
+    print(
+        f"wrong-key flood: {flood_rate:.0f} requests/s of new made-up keys (answers "
+        f"{statuses}), valid calls at 100 req/s, {rounds} alternating rounds of {seconds:g} s; "
+        f"the gateway's CPU per wrong key {used / answered * 1e6:.0f} us "
+        f"({used / seconds * 100:.0f}% of a core at {answered / seconds:.0f}/s)"
+    )
+    print(f"{'':10}{'alone':>10}{'flooded':>10}{'ratio':>8}")
+    for name, (a, b) in rows.items():
+        print(f"{name:10}{a:10.2f}{b:10.2f}{b / a:8.2f}")
+    print("ratios per round (p50, p99): " + ", ".join(f"{a:.2f} {b:.2f}" for a, b in per_round))
+    print(
+        json.dumps(
+            {
+                "flood": {
+                    "rate": flood_rate,
+                    "statuses": statuses,
+                    "cpu_us_per_wrong_key": used / answered * 1e6,
+                    "per_round": per_round,
+                    **{
+                        name: {"alone": a, "flooded": b, "ratio": b / a}
+                        for name, (a, b) in rows.items()
+                    },
+                }
+            }
         )
     )
-    os.chmod(config, 0o600)
-    env = {
-        **os.environ,
-        "MODELPLUG_CONFIG": str(config),
-        "MODELPLUG_DATA_DIR": str(work / "data"),
-        "MODELPLUG_PLUGINS": "modelplug-openai-compat,modelplug-gateway",
-    }
-    gateway = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "modelplug",
-            "gateway",
-            "serve",
-            "--no-auth",
-            "--port",
-            str(gw_port),
-        ],
-        env=env,
-        cwd=work,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+
+
+def compare(args: argparse.Namespace, work: Path, upstream_url: str, processes: list[Any]) -> None:
+    """The gateway against LiteLLM's proxy (when given), both open, one worker each."""
+    gw_port, ll_port = free_port(), free_port()
+    gateway = open_gateway(work, upstream_url, gw_port)
     processes.append(gateway)
     targets = {"gateway": (f"http://127.0.0.1:{gw_port}", gateway)}
     if args.litellm and Path(args.litellm).exists():
@@ -269,51 +607,138 @@ def main() -> None:
         )
         processes.append(litellm)
         targets["litellm"] = (f"http://127.0.0.1:{ll_port}", litellm)
+    for url, _ in targets.values():
+        wait_up(url + "/health", timeout=120)
+    rows: dict[str, dict[str, float]] = {}
+    direct = {}
+    for stream in (False, True):
+        direct[stream] = asyncio.run(
+            fixed_rate(upstream_url + "/v1/chat/completions", stream, args.seconds)
+        )
+    for name, (url, process) in targets.items():
+        row: dict[str, float] = {}
+        for stream in (False, True):
+            got = asyncio.run(fixed_rate(url + "/v1/chat/completions", stream, args.seconds))
+            base = [r[0] for r in direct[stream]]
+            total = [r[0] for r in got]
+            label = "stream" if stream else "plain"
+            row[f"{label} added p50 ms"] = (pct(total, 0.5) - pct(base, 0.5)) * 1000
+            row[f"{label} added p99 ms"] = (pct(total, 0.99) - pct(base, 0.99)) * 1000
+            if stream:
+                row["first byte added ms"] = (
+                    statistics.median(r[1] for r in got)
+                    - statistics.median(r[1] for r in direct[stream])
+                ) * 1000
+        row["req/s at 64 streams"] = asyncio.run(
+            throughput(url + "/v1/chat/completions", args.seconds)
+        )[0]
+        asyncio.run(many(url + "/v1/chat/completions", 2000))  # warm
+        before = rss_kb(process.pid)
+        asyncio.run(many(url + "/v1/chat/completions", args.rss_requests))
+        row[f"RSS growth MB over {args.rss_requests}"] = (rss_kb(process.pid) - before) / 1024
+        rows[name] = row
+    direct_rps = asyncio.run(throughput(upstream_url + "/v1/chat/completions", args.seconds))[0]
+    print(f"upstream alone: {direct_rps:.0f} req/s at 64 streams (the load generator's ceiling)")
+    keys = list(next(iter(rows.values())))
+    print(f"{'':34}" + "".join(f"{name:>12}" for name in rows))
+    for key in keys:
+        print(f"{key:34}" + "".join(f"{rows[n][key]:12.2f}" for n in rows))
+    if "litellm" in rows:
+        ratio = rows["gateway"]["req/s at 64 streams"] / rows["litellm"]["req/s at 64 streams"]
+        print(f"throughput gateway / litellm: {ratio:.1f}x")
+    print(json.dumps(rows))
+
+
+def open_gateway(work: Path, upstream_url: str, port: int) -> subprocess.Popen[bytes]:
+    """``modelplug gateway serve --no-auth``, one worker, in front of the upstream."""
+    config = work / "config.toml"
+    config.write_text(
+        textwrap.dedent(
+            f"""
+            [providers.up]
+            type = "openai-compatible"
+            base_url = "{upstream_url}/v1"
+            """
+        )
+    )
+    os.chmod(config, 0o600)
+    env = {
+        **os.environ,
+        "MODELPLUG_CONFIG": str(config),
+        "MODELPLUG_DATA_DIR": str(work / "data"),
+        "MODELPLUG_PLUGINS": "modelplug-openai-compat,modelplug-gateway",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "modelplug", "gateway", "serve", "--no-auth", "--port", str(port)],
+        env=env,
+        cwd=work,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rss-requests", type=int, default=20000)
+    parser.add_argument("--litellm", help="LiteLLM's litellm command (its own venv)")
+    parser.add_argument(
+        "--modes",
+        default="compare",
+        help="comma-separated: compare (against LiteLLM), auth (virtual keys and limits on "
+        "Redis against no auth), flood (valid calls under a wrong-key flood)",
+    )
+    parser.add_argument("--flood-rate", type=float, default=1000.0)
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (auth, flood)")
+    args = parser.parse_args()
+    modes = set(args.modes.split(","))
+    if unknown := modes - {"compare", "auth", "flood"}:
+        parser.error(f"unknown modes: {', '.join(sorted(unknown))}")
+
+    work = Path(tempfile.mkdtemp(prefix="gateway-bench-"))
+    up_port = free_port()
+    upstream_url = f"http://127.0.0.1:{up_port}"
+    processes: list[Any] = [subprocess.Popen([sys.executable, "-c", UPSTREAM, str(up_port)])]
+    redis: RedisServer | None = None
     try:
         wait_up(upstream_url + "/")
-        for url, _ in targets.values():
-            wait_up(url + "/health", timeout=120)
-        rows: dict[str, dict[str, float]] = {}
-        direct = {}
-        for stream in (False, True):
-            direct[stream] = asyncio.run(
-                fixed_rate(upstream_url + "/v1/chat/completions", stream, args.seconds)
-            )
-        for name, (url, process) in targets.items():
-            row: dict[str, float] = {}
-            for stream in (False, True):
-                got = asyncio.run(fixed_rate(url + "/v1/chat/completions", stream, args.seconds))
-                base = [r[0] for r in direct[stream]]
-                total = [r[0] for r in got]
-                label = "stream" if stream else "plain"
-                row[f"{label} added p50 ms"] = (pct(total, 0.5) - pct(base, 0.5)) * 1000
-                row[f"{label} added p99 ms"] = (pct(total, 0.99) - pct(base, 0.99)) * 1000
-                if stream:
-                    row["first byte added ms"] = (
-                        statistics.median(r[1] for r in got)
-                        - statistics.median(r[1] for r in direct[stream])
-                    ) * 1000
-            row["req/s at 64 streams"] = asyncio.run(
-                throughput(url + "/v1/chat/completions", args.seconds)
-            )
-            asyncio.run(many(url + "/v1/chat/completions", 2000))  # warm
-            before = rss_kb(process.pid)
-            asyncio.run(many(url + "/v1/chat/completions", args.rss_requests))
-            row[f"RSS growth MB over {args.rss_requests}"] = (rss_kb(process.pid) - before) / 1024
-            rows[name] = row
-        direct_rps = asyncio.run(throughput(upstream_url + "/v1/chat/completions", args.seconds))
-        print(
-            f"upstream alone: {direct_rps:.0f} req/s at 64 streams (the load generator's ceiling)"
-        )
-        keys = list(next(iter(rows.values())))
-        print(f"{'':34}" + "".join(f"{name:>12}" for name in rows))
-        for key in keys:
-            print(f"{key:34}" + "".join(f"{rows[n][key]:12.2f}" for n in rows))
-        if "litellm" in rows:
-            ratio = rows["gateway"]["req/s at 64 streams"] / rows["litellm"]["req/s at 64 streams"]
-            print(f"throughput gateway / litellm: {ratio:.1f}x")
-        print(json.dumps(rows))
+        if "compare" in modes:
+            compare(args, work, upstream_url, processes)
+        if modes & {"auth", "flood"}:
+            redis = RedisServer(work)
+            keys = KeysGateways(work, upstream_url, redis.url)
+            urls: dict[str, str] = {}
+            logs: list[Path] = []
+            pids: dict[str, int] = {}
+            for name, policy in (("keys", True), ("gate", False)):
+                if name == "gate" and "auth" not in modes:
+                    continue
+                port = free_port()
+                gateway, log = keys.start(port, policy=policy)
+                processes.append(gateway)
+                pids[name] = gateway.pid
+                logs.append(log)
+                urls[name] = f"http://127.0.0.1:{port}"
+            if "auth" in modes:
+                port = free_port()
+                processes.append(open_gateway(work, upstream_url, port))
+                urls["open"] = f"http://127.0.0.1:{port}"
+            for url in urls.values():
+                wait_up(url + "/health", timeout=120)
+            if "auth" in modes:
+                ordered = {name: urls[name] for name in ("open", "keys", "gate")}
+                auth_and_limits(ordered, keys.key, redis, args.seconds, args.rounds)
+            if "flood" in modes:
+                key_flood(
+                    urls["keys"], keys.key, args.seconds, args.rounds, args.flood_rate, pids["keys"]
+                )
+            for log in logs:
+                warned = [line for line in log.read_text().splitlines() if "degraded" in line]
+                if warned:
+                    print(f"{log.name}: {warned[0]}")
     finally:
+        if redis is not None:
+            processes.append(redis.process)
         for process in processes:
             process.terminate()
         for process in processes:
