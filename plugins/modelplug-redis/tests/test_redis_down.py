@@ -120,3 +120,28 @@ def test_cooldowns_fail_open_from_memory_and_fail_closed_with_an_error(
         return left
 
     assert 0 < asyncio.run(scenario()) <= 30  # from this process's memory
+
+
+def test_every_store_of_a_process_learns_of_an_outage_from_the_first_to_meet_it(
+    redis_server: Any, redis_config: dict[str, Any]
+) -> None:
+    # A frozen Redis must cost a request one timeout, not one per store it uses.
+    from modelplug.plugin import Client
+    from modelplug_limits.store import Charge
+    from modelplug_redis import counter_store
+
+    config = {"redis": {**redis_config["redis"], "fail": "open", "retry_interval": 60.0}}
+    counters = counter_store(Client(config=config, enable=["modelplug-redis"]))
+    cooldowns = cooldown_store(Client(config=config, enable=["modelplug-redis"]))
+    assert counters is not None and cooldowns is not None
+    assert counters.connection is not cooldowns.connection
+
+    async def scenario() -> Any:
+        redis_server.kill()
+        outcome = await counters.reserve([Charge("k", 1, 10)])
+        await counters.connection.client.aclose()
+        return outcome
+
+    outcome = asyncio.run(scenario())
+    assert outcome.degraded and "unavailable" in outcome.degraded
+    assert counters.connection.is_down() and cooldowns.connection.is_down()

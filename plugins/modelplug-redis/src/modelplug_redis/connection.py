@@ -59,6 +59,22 @@ def shown_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
+class _Outage:
+    """Until when one Redis (by URL) counts as down in this process."""
+
+    __slots__ = ("until",)
+
+    def __init__(self) -> None:
+        self.until = 0.0
+
+
+# By URL: every store of every client in this process that talks to one Redis learns of
+# its outage from the first that meets it. Each store made its own Connection, so a
+# frozen Redis cost a request one full timeout per store (key lookup, reservation,
+# the policy's reservation, settlement) instead of one.
+_OUTAGES: dict[str, _Outage] = {}
+
+
 class Connection:
     """One Redis deployment as this client sees it: options, the per-loop client,
     key names, and the outage state shared by the stores."""
@@ -68,7 +84,7 @@ class Connection:
         self.options = options
         self.url = url
         self.where = shown_url(url)
-        self.down_until = 0.0
+        self._outage = _OUTAGES.setdefault(url, _Outage())
         self.round_trips = 0  # counted for the benchmark
         password = urlsplit(url).password
         if password:
@@ -102,8 +118,16 @@ class Connection:
 
         return self.client.async_http(f"modelplug-redis:{self.url}", make)
 
+    @property
+    def down_until(self) -> float:
+        return self._outage.until
+
+    @down_until.setter
+    def down_until(self, value: float) -> None:
+        self._outage.until = value
+
     def is_down(self) -> bool:
-        return time.monotonic() < self.down_until
+        return time.monotonic() < self._outage.until
 
     async def run(self, operation: Callable[[Any], Awaitable[T]]) -> T:
         """Run one operation (one round trip) with a hard bound on its time.
