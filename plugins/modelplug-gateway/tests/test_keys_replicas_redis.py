@@ -428,3 +428,45 @@ def test_four_gateway_workers_on_one_redis_let_exactly_rpm_through(
     assert len(chat) == 400 and {line["key"] for line in chat} == {"team"}
     assert sorted(line["status"] for line in chat) == [200] * 100 + [429] * 300
     assert key not in output
+
+
+def test_a_frozen_redis_holds_a_known_keys_call_one_timeout_not_one_per_store(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    import signal
+
+    from modelplug.types import Cost, Usage
+    from modelplug_gateway.key_gate import FRESH, VirtualKeyGate
+
+    # A call touches two stores (the key lookup, then the counters): once the first has
+    # timed out (a frozen server: one socket timeout), the other knows Redis is down and
+    # answers at once. Apart, each waited its own timeout: 4 s here.
+    timeout = 2.0
+    config = {
+        "redis": {"url": redis_server.url, "timeout": timeout, "retry_interval": 60.0},
+        "gateway": {"key_secret_env": "GW_SECRET"},
+    }
+    environ = {"MODELPLUG_DATA_DIR": str(tmp_path / "data"), "GW_SECRET": "x" * 32}
+    client = Client(config=config, environ=environ, entry_points=True)
+    key = create(client, "frozen", rpm=1000, tpm=10**6)
+    headers = {"authorization": f"Bearer {key}"}
+
+    async def scenario() -> tuple[float, str]:
+        gate = VirtualKeyGate.for_client(client)
+        ticket = await gate.admit(headers, b"", "m")
+        await ticket.settle(object(), Usage(input=5, output=5), None)  # type: ignore[arg-type]
+        assert redis_server.process is not None
+        os.kill(redis_server.process.pid, signal.SIGSTOP)
+        try:
+            await asyncio.sleep(FRESH + 0.1)  # the key's copy is stale: the store is asked
+            started = time.monotonic()
+            ticket = await gate.admit(headers, b"", "m")
+            cost = Cost(amount=Decimal("0.01"), source="test")
+            await ticket.settle(object(), Usage(input=50, output=50), cost)  # type: ignore[arg-type]
+            return time.monotonic() - started, ticket.key_name or ""
+        finally:
+            os.kill(redis_server.process.pid, signal.SIGCONT)
+
+    took, name = asyncio.run(scenario())
+    assert name == "frozen"  # fail = "open": a key this worker verified keeps working
+    assert took < 1.5 * timeout  # one timeout, not two
