@@ -13,7 +13,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from .auth import Refusal, Ticket
+from .auth import OpenGate, Refusal, Ticket
 from .errors import kind_for_status, status_for
 from .metrics import Metrics
 from .model_spec import check_model
@@ -43,6 +43,7 @@ _SSE = [
     (b"x-accel-buffering", b"no"),
 ]
 _KEEPALIVE = b": keep-alive\n\n"
+_NO_HEADERS: dict[str, str] = {}
 
 
 class _Disconnected(Exception):
@@ -66,6 +67,7 @@ class Gateway:
         self.shapes = shapes if shapes is not None else default_shapes()
         self.allowed = frozenset(options.models) if options.models is not None else None
         self.metrics = Metrics(self.allowed)
+        self._open = type(gate) is OpenGate
         self._routes: dict[tuple[str, str], Callable[..., Awaitable[None]]] = {
             ("POST", "/v1/chat/completions"): self._chat,
             ("POST", "/chat/completions"): self._chat,
@@ -209,6 +211,8 @@ class Gateway:
         return data
 
     async def _admit(self, scope: Scope, model: str) -> Ticket:
+        if self._open:
+            return await self.gate.admit(_NO_HEADERS, b"", model)  # reads none of them
         headers = {
             name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
         }
@@ -351,7 +355,7 @@ class Gateway:
         tap = _Tap(self.client.astream(parsed.model, parsed.request))
         frames = shape.stream(tap.events(), parsed.model, parsed)
         watch = _Watch(receive)
-        keepalive: asyncio.Task[None] | None = None
+        writer: _Writer | None = None
         status = 200
         try:
             try:
@@ -377,10 +381,7 @@ class Gateway:
             self.metrics.open_streams += 1
             try:
                 await send({"type": "http.response.start", "status": 200, "headers": headers})
-                writer = _Writer(send)
-                keepalive = asyncio.get_running_loop().create_task(
-                    writer.keep_alive(self.options.keepalive_interval)
-                )
+                writer = _Writer(send, self.options.keepalive_interval)
                 await writer.write(first)
                 async for frame in frames:
                     await writer.write(frame)
@@ -395,8 +396,8 @@ class Gateway:
                 self.metrics.open_streams -= 1
         finally:
             watch.stop()
-            if keepalive is not None:
-                keepalive.cancel()
+            if writer is not None:
+                writer.stop()
             # Closing the generators closes the upstream connection now, not at GC.
             await frames.aclose()  # type: ignore[attr-defined]
             await tap.close()
@@ -583,22 +584,37 @@ class _Writer:
     """Writes frames; an SSE comment goes out when the stream has been quiet for the
     keep-alive interval (long thinking), so proxies do not close it as idle."""
 
-    __slots__ = ("_last", "_send")
+    # A timer, not a task: a stream that is never quiet for long (most) costs one timer
+    # handle, where a task sleeping beside it cost a task to create, start and cancel.
+    __slots__ = ("_interval", "_last", "_loop", "_send", "_sending", "_timer")
 
-    def __init__(self, send: Send) -> None:
+    def __init__(self, send: Send, interval: float) -> None:
         self._send = send
         self._last = time.monotonic()
+        self._interval = interval
+        self._loop = asyncio.get_running_loop()
+        self._sending: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = self._loop.call_later(interval, self._tick)
 
     async def write(self, frame: bytes) -> None:
         if frame:
             self._last = time.monotonic()
             await self._send({"type": "http.response.body", "body": frame, "more_body": True})
 
-    async def keep_alive(self, interval: float) -> None:
-        while True:
-            await asyncio.sleep(interval - (time.monotonic() - self._last))
-            if time.monotonic() - self._last >= interval:
-                await self.write(_KEEPALIVE)
+    def _tick(self) -> None:
+        quiet = time.monotonic() - self._last
+        if quiet >= self._interval:
+            if self._sending is None or self._sending.done():
+                self._sending = self._loop.create_task(self.write(_KEEPALIVE))
+            quiet = 0.0
+        self._timer = self._loop.call_later(self._interval - quiet, self._tick)
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._sending is not None:
+            self._sending.cancel()
 
 
 def _too_large(limit: int) -> ShapeError:

@@ -55,7 +55,19 @@ def request_line(
 def log_request(**fields: object) -> None:
     """Log :func:`request_line` at INFO (the line is built only when INFO is on)."""
     if LOGGER.isEnabledFor(logging.INFO):
-        LOGGER.info(request_line(**fields))  # type: ignore[arg-type]
+        # A record made here, not by LOGGER.info: that one walks the stack for the
+        # caller's file and line on every request, which no line of this log shows.
+        record = LOGGER.makeRecord(
+            LOGGER.name,
+            logging.INFO,
+            __file__,
+            0,
+            request_line(**fields),  # type: ignore[arg-type]
+            (),
+            None,
+            "log_request",
+        )
+        LOGGER.handle(record)
 
 
 def log_on() -> None:
