@@ -547,6 +547,11 @@ def key_flood(keys_url: str, key: str, seconds: float, rounds: int, rate: float,
         print(f"{name:10}{a:10.2f}{b:10.2f}{b / a:8.2f}")
     print("ratios per round (p50, p99): " + ", ".join(f"{a:.2f} {b:.2f}" for a, b in per_round))
     print(
+        "median of the rounds' ratios (a spike from another process on the machine moves "
+        f"one round, not this): p50 {statistics.median(r[0] for r in per_round):.2f}, "
+        f"p99 {statistics.median(r[1] for r in per_round):.2f}"
+    )
+    print(
         json.dumps(
             {
                 "flood": {
