@@ -119,7 +119,7 @@ async def _call_events(
                     elif kind is Done:
                         for shown in await reader.done(event):
                             if type(shown) is Done:
-                                call.answered(shown.response)
+                                shown = call.answered(shown)
                             yield shown
                         return
                     elif isinstance(event, OUTPUT):
@@ -151,7 +151,7 @@ async def _call_events(
             else:
                 for shown in await reader.done(done):
                     if type(shown) is Done:
-                        call.answered(shown.response)
+                        shown = call.answered(shown)
                     yield shown
         if failure is not None:
             call.failed(failure)

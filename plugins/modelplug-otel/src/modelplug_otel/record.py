@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from modelplug.plugin import redact
 from modelplug.plugin.policy import describe_error
+from modelplug.types import Done
 
 from . import names
 from .attributes import (
@@ -152,16 +153,25 @@ class CallRecord:
                 self.first_chunk - self.started, self.metric_attributes
             )
 
-    def answered(self, response: Response) -> None:
-        """The call's Done: the answer's attributes, its cost, the metrics."""
+    def answered(self, done: Done) -> Done:
+        """The call's Done: the answer's attributes, its cost, the metrics. Returns the
+        Done to pass on: priced here when core would have priced it, so core does not
+        price it again (it prices only a Response with no cost)."""
         if not self.open:
-            return
+            return done
         self.open = False
         ended = time.perf_counter()
         route, _ = self.answering
+        response = done.response
         cost = response.cost
-        if cost is None:
+        if cost is None and (response.model or self.route.name) == route.name:
+            # What core's finish would do for this answer: the answering route's
+            # price, else the cost the server reported.
             cost = self.client.price(route, response.usage, response.price_factor)
+            if cost is None:
+                cost = response.server_cost
+            if cost is not None:
+                done = Done(response=response.model_copy(update={"cost": cost}))
         attributes = response_attributes(response, route, cost)
         if self.attempts > 1:
             attributes[names.ATTEMPT] = self.attempts
@@ -184,6 +194,7 @@ class CallRecord:
             # chunks): timing every chunk would put a layer on every event.
             per_chunk = (ended - self.first_chunk) / (usage.output - 1)
             self.ins.time_per_chunk.record(per_chunk, metric)
+        return done
 
     def failed(self, exc: BaseException) -> None:
         if not self.open:
