@@ -20,6 +20,7 @@ from .model_spec import check_model
 from .replay_target import mark_replay_target
 from .request_log import log_request
 from .shapes.base import Parsed, Shape, ShapeError
+from .tracing import request_tracer
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client
@@ -68,6 +69,8 @@ class Gateway:
         self.allowed = frozenset(options.models) if options.models is not None else None
         self.metrics = Metrics(self.allowed)
         self._open = type(gate) is OpenGate
+        # The SERVER span of each call, when modelplug-otel is on (else None: decided here).
+        self._trace = request_tracer(client)
         self._routes: dict[tuple[str, str], Callable[..., Awaitable[None]]] = {
             ("POST", "/v1/chat/completions"): self._chat,
             ("POST", "/chat/completions"): self._chat,
@@ -244,6 +247,7 @@ class Gateway:
         asked: str | None = None
         # The route a failed call named (a ModelError's), for the metrics' route label.
         failed = _Failed()
+        span = self._trace(scope) if self._trace is not None else None
         try:
             if self.draining:
                 status = 503
@@ -289,6 +293,8 @@ class Gateway:
                     receive, send, shape, parsed, started, before, failed
                 )
         finally:
+            if span is not None:
+                span.end(status)
             if ticket is not None:
                 await self._settle(ticket, response)
             took = time.perf_counter() - started

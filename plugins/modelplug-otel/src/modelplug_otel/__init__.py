@@ -8,7 +8,8 @@ configured every span and instrument is a no-op. Nothing of OpenTelemetry is imp
 until the first call.
 
 Public names (loaded on first use): :func:`server_span` (the gateway's SERVER span,
-parented by a request's ``traceparent``).
+parented by a request's ``traceparent``) and :func:`server_response` (the status it
+answered, on that span).
 """
 
 from __future__ import annotations
@@ -22,21 +23,22 @@ if TYPE_CHECKING:
     from modelplug.plugin import Client
     from modelplug.types import Embeddings, EmbedRequest, Event, Request, Route
 
-    from .server import server_span
+    from .server import server_response, server_span
 
 __version__ = "1.0.0"
-__all__ = ["modelplug_embed", "modelplug_stream", "server_span"]
+__all__ = ["modelplug_embed", "modelplug_stream", "server_response", "server_span"]
 
 modelplug_policy = "otel"
 """This module is an otel policy (see :func:`modelplug.plugin.find_policies`)."""
 
 
 def __getattr__(name: str) -> Any:
-    if name == "server_span":
-        from .server import server_span
+    if name in ("server_span", "server_response"):
+        from . import server
 
-        globals()[name] = server_span
-        return server_span
+        found = getattr(server, name)
+        globals()[name] = found
+        return found
     raise AttributeError(f"module 'modelplug_otel' has no attribute {name!r}")
 
 

@@ -52,3 +52,15 @@ def _carrier(headers: Mapping[str, str] | Any) -> dict[str, str]:
         v = value.decode("latin-1") if isinstance(value, bytes) else str(value)
         carrier[k.lower()] = v
     return carrier
+
+
+def server_response(span: Span, status: int) -> None:
+    """Record the HTTP status a server answered on its SERVER span, as the HTTP
+    conventions say: ``http.response.status_code``; a 5xx also sets ``error.type`` to the
+    status and marks the span failed (a 4xx is the caller's error, not the server's)."""
+    span.set_attribute("http.response.status_code", status)
+    if status >= 500:
+        from opentelemetry.trace import Status, StatusCode
+
+        span.set_attribute("error.type", str(status))
+        span.set_status(Status(StatusCode.ERROR))
