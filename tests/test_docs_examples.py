@@ -13,6 +13,9 @@ test below. A Markdown comment just before a block sets it up:
   ""``, which also stands for a preset's variable) — so an example that calls a real
   provider runs as written, with no network and no key.
   ``<!-- docs-test: anthropic -->`` is short for Anthropic's recorded stream.
+- ``<!-- docs-test: gateway NAME TYPE RECORDING -->``: as ``serve``, and a real
+  ``modelplug gateway serve`` runs on those settings with the key the examples use
+  (``sk-my-gateway-key``); the block's ``127.0.0.1:4000`` is the port it listens on.
 - ``<!-- docs-test: skip REASON -->``: not runnable here; the reason is required and
   names what the block needs (real credentials, a running service).
 """
@@ -22,12 +25,15 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import socket
 import subprocess
 import sys
 import tomllib
 import warnings
+import time
+import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +60,8 @@ CLAIMED_BLOCKS = {
 CI_COMMANDS = ("python3 .ci/install.py", ".venv/bin/tox", "tox")
 OUTPUT_LANGS = {"text"}
 ANTHROPIC_RECORDING = ROOT / "plugins/modelplug-anthropic/tests/recordings/basic_data_only.sse"
+GATEWAY_KEY = "sk-my-gateway-key"
+GATEWAY_ADDRESS = "127.0.0.1:4000"
 
 
 @dataclass(frozen=True)
@@ -122,7 +130,53 @@ def user_home(tmp_path: Path) -> dict[str, str]:
     }
 
 
-def set_up(block: Block, env: dict[str, str], wire_server: Any) -> None:
+@pytest.fixture
+def gateways() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Gateways a block's directive started, stopped after the test."""
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        yield started
+    finally:
+        for process in started:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_gateway(env: dict[str, str], gateways: list[subprocess.Popen[bytes]]) -> str:
+    """A real gateway on the user's settings; returns the address it listens on."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "modelplug.cli", "gateway", "serve", "--port", str(port)],
+        env={**env, "MODELPLUG_GATEWAY_KEY": GATEWAY_KEY},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    gateways.append(process)
+    address = f"127.0.0.1:{port}"
+    deadline = time.monotonic() + 60  # a bound for a loaded machine, not a timing check
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the gateway exited as it started"
+        try:
+            with urllib.request.urlopen(f"http://{address}/health", timeout=2):
+                return address
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError("the gateway did not answer /health within a minute")
+
+
+def set_up(
+    block: Block,
+    env: dict[str, str],
+    wire_server: Any,
+    gateways: list[subprocess.Popen[bytes]],
+) -> str:
+    """Prepare what the block's directive asks for; returns the block as it is run."""
     directive = (block.directive or "").strip()
     if directive.startswith("skip"):
         reason = directive[4:].strip()
@@ -130,8 +184,9 @@ def set_up(block: Block, env: dict[str, str], wire_server: Any) -> None:
         pytest.skip(reason)
     if directive == "anthropic":
         directive = f"serve anthropic anthropic {ANTHROPIC_RECORDING.relative_to(ROOT)}"
-    if directive.startswith("serve "):
-        name, kind, recording = directive.split()[1:]
+    word, _, rest = directive.partition(" ")
+    if word in ("serve", "gateway"):
+        name, kind, recording = rest.split()
         for _ in range(8):
             wire_server.add_file(str(ROOT / recording))
         with open(env["MODELPLUG_CONFIG"], "a") as config:
@@ -142,19 +197,27 @@ def set_up(block: Block, env: dict[str, str], wire_server: Any) -> None:
             )
         env.setdefault("SERVED", "")
         env["SERVED"] += name
+        if word == "gateway":
+            assert GATEWAY_ADDRESS in block.body, f"{block}: the example names no gateway"
+            return block.body.replace(GATEWAY_ADDRESS, start_gateway(env, gateways))
     elif directive:
         raise AssertionError(f"{block}: unknown docs-test directive {directive!r}")
+    return block.body
 
 
 @pytest.mark.parametrize("block", of("python"))
 def test_python_block_runs(
-    block: Block, user_home: dict[str, str], wire_server: Any, tmp_path: Path
+    block: Block,
+    user_home: dict[str, str],
+    wire_server: Any,
+    gateways: list[subprocess.Popen[bytes]],
+    tmp_path: Path,
 ) -> None:
     if block.first in CLAIMED_BLOCKS:
         pytest.skip(f"run by {CLAIMED_BLOCKS[block.first]}")
-    set_up(block, user_home, wire_server)
+    body = set_up(block, user_home, wire_server, gateways)
     script = tmp_path / "example.py"
-    script.write_text(block.body)
+    script.write_text(body)
     done = subprocess.run(
         [sys.executable, str(script)],
         capture_output=True,
@@ -179,10 +242,14 @@ def commands(block: Block) -> Iterator[str]:
 
 @pytest.mark.parametrize("block", of("sh"))
 def test_shell_block_runs(
-    block: Block, user_home: dict[str, str], wire_server: Any, tmp_path: Path
+    block: Block,
+    user_home: dict[str, str],
+    wire_server: Any,
+    gateways: list[subprocess.Popen[bytes]],
+    tmp_path: Path,
 ) -> None:
-    set_up(block, user_home, wire_server)
-    for line in commands(block):
+    body = set_up(block, user_home, wire_server, gateways)
+    for line in commands(replace(block, body=body)):
         for command in (c.strip() for c in line.split("&&")):
             words = shlex.split(command)
             program = Path(words[0]).name if words else ""
