@@ -46,6 +46,7 @@ def tree(finished: list[Any]) -> tuple[Any, list[Any]]:
     for attempt in attempts:
         assert attempt.parent.span_id == call.context.span_id
         assert attempt.context.trace_id == call.context.trace_id
+        assert call.start_time <= attempt.start_time <= attempt.end_time <= call.end_time
     return call, attempts
 
 

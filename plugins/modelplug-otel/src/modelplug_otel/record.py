@@ -75,8 +75,13 @@ class CallRecord:
         attributes.update(request_attributes(request))
         if self.capture:
             attributes.update(input_attributes(request))
+        # The call's start is attempt 1's too: one clock reading, so the child never
+        # starts before its parent.
         self.span = self.ins.tracer.start_span(
-            f"chat {route.model}", kind=trace.SpanKind.CLIENT, attributes=attributes
+            f"chat {route.model}",
+            kind=trace.SpanKind.CLIENT,
+            attributes=attributes,
+            start_time=self.started_ns,
         )
         self.context = trace.set_span_in_context(self.span)
 
