@@ -36,7 +36,11 @@ The HTTP path (:mod:`modelplug.provider_http`)
 Embeddings
     :func:`embed_batches` splits a long input list into a provider's batches,
     :func:`gather_batches` sends them concurrently up to a bound, keeping their order
-    and naming the inputs of a batch that failed.
+    and naming the inputs of a batch that failed; for the OpenAI answer shape every
+    compatible server sends (:mod:`modelplug.openai_embeddings`),
+    :func:`read_openai_embeddings` reads one batch's answer into an
+    :class:`EmbeddingsBatch` (JSON or base64 vectors, classified errors) and
+    :func:`combine_embeddings` makes the call's Embeddings of them.
 
 Reading a stream
     :class:`SSEFramer` and :class:`NDJSONFramer` (bytes to whole events),
@@ -82,6 +86,9 @@ KIT = {
     "estimated_usage": "estimate",
     "parse_arguments": "loose_json",
     "NDJSONFramer": "ndjson",
+    "EmbeddingsBatch": "openai_embeddings",
+    "combine_embeddings": "openai_embeddings",
+    "read_openai_embeddings": "openai_embeddings",
     "read_options": "options",
     "hookimpl": "plugins",
     "Answer": "provider_http",
@@ -148,6 +155,15 @@ if TYPE_CHECKING:
     from ..estimate import estimated_usage as estimated_usage
     from ..loose_json import parse_arguments as parse_arguments
     from ..ndjson import NDJSONFramer as NDJSONFramer
+    from ..openai_embeddings import (
+        EmbeddingsBatch as EmbeddingsBatch,
+    )
+    from ..openai_embeddings import (
+        combine_embeddings as combine_embeddings,
+    )
+    from ..openai_embeddings import (
+        read_openai_embeddings as read_openai_embeddings,
+    )
     from ..options import read_options as read_options
     from ..plugins import hookimpl as hookimpl
     from ..provider_http import (
