@@ -1,5 +1,6 @@
-"""Draw docs/trace.svg, the README's picture of a trace with a retry and a fallback,
-from a real run (this script lives in plugins/modelplug-otel/docs/, beside its picture).
+"""Draw the plugin's picture of a trace with a retry and a fallback from a real run:
+``docs/plugins/otel-trace.svg`` of the repository (the plugin's docs page shows it, and
+its README links to it there), or the file named on the command line.
 
 One modelplug call goes to ``primary/gpt-4o`` on a loopback HTTP server (127.0.0.1, a
 real socket: the test kit's WireServer). The server answers 429 with a short
@@ -414,7 +415,8 @@ def main(argv: list[str]) -> int:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    out = Path(argv[0]) if argv else HERE / "trace.svg"
+    # The picture lives in the site's docs folder, which an sdist of the plugin lacks.
+    out = Path(argv[0]) if argv else HERE.parents[2] / "docs" / "plugins" / "otel-trace.svg"
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
