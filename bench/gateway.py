@@ -283,12 +283,19 @@ class RedisServer:
                 found[name] = value
         return found
 
-    def counts(self) -> tuple[int, int]:
+    def counts(self) -> tuple[int, int, int]:
         """(socket reads processed: the requests clients sent, one per round trip;
-        EVALSHA calls: the limits scripts, a reservation or a settlement each)."""
-        reads = int(self.info("stats")["total_reads_processed"])
+        EVALSHA calls: the limits scripts, a reservation or a settlement each;
+        connections accepted: a new one costs a few round trips of setup). Two INFO
+        commands, each on a connection of its own: 2 reads and 2 connections of the
+        difference between two counts are the counting's own."""
+        stats = self.info("stats")
         evalsha = self.info("commandstats").get("cmdstat_evalsha", "calls=0")
-        return reads, int(evalsha.split(",")[0].split("=")[1])
+        return (
+            int(stats["total_reads_processed"]),
+            int(evalsha.split(",")[0].split("=")[1]),
+            int(stats["total_connections_received"]),
+        )
 
 
 class KeysGateways:
@@ -414,11 +421,20 @@ def auth_and_limits(
             reads, scripts, calls = counted[name]
             trips.setdefault(name, {})[f"{label}: round trips"] = reads / calls
             trips[name][f"{label}: scripts"] = scripts / calls
+    made: dict[str, int] = {}
     for name in keyed:
         # Usage that differs from the last call's: every settlement has something to fix.
+        # Settlements overlap the next calls' reservations, so the Redis pool grows
+        # (a new connection costs a few round trips of setup, once): until it stops.
+        for _ in range(10):
+            before = redis.counts()
+            asyncio.run(throughput(urls[name] + chat, 1.0, headers=auth, text="vary"))
+            if redis.counts()[2] - before[2] == 2:
+                break
         before = redis.counts()
         _, done = asyncio.run(throughput(urls[name] + chat, seconds, headers=auth, text="vary"))
         after = redis.counts()
+        made[name] = after[2] - before[2] - 2
         trips[name]["settling each: round trips"] = (after[0] - before[0] - 2) / done
         trips[name]["settling each: scripts"] = (after[1] - before[1]) / done
     degraded = {name: degraded_count(urls[name]) for name in keyed}
@@ -430,12 +446,26 @@ def auth_and_limits(
     )
     for row, values in rates.items():
         print(f"{row:30}" + "".join(f"{k:>10} {v:8.2f}" for k, v in values.items()))
-    print("redis round trips per call (socket reads redis-server processed; scripts: EVALSHA)")
+    print(
+        "redis round trips per call (socket reads redis-server processed; scripts: EVALSHA); "
+        f"new Redis connections while settling each: {made}"
+    )
     columns = list(next(iter(trips.values())))
     print(f"{'':8}" + "".join(f"{c:>28}" for c in columns))
     for name, values in trips.items():
         print(f"{name:8}" + "".join(f"{values[c]:28.2f}" for c in columns))
-    print(json.dumps({"auth": {"rates": rates, "round_trips": trips, "degraded": degraded}}))
+    print(
+        json.dumps(
+            {
+                "auth": {
+                    "rates": rates,
+                    "round_trips": trips,
+                    "degraded": degraded,
+                    "new_connections_settling": made,
+                }
+            }
+        )
+    )
 
 
 # -- a flood of wrong keys ---------------------------------------------------------

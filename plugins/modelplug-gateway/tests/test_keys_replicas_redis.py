@@ -1,6 +1,7 @@
 """Replicas on one real redis-server: four worker processes, each with its own
 VirtualKeyGate over the Redis key store and counters, hold one key's rpm and budget
-together, see a revocation within a second, and follow ``[redis] fail`` when Redis dies.
+together, see a revocation within a second, and follow ``[redis] fail`` when Redis dies; and
+the Redis round trips a keyed call costs, counted by redis-server.
 
 The workers run the gate itself (admit, then settle at a known price of $0.01 a call),
 which is the whole of what a gateway worker does for a key. Without redis-server the tests skip,
@@ -470,3 +471,97 @@ def test_a_frozen_redis_holds_a_known_keys_call_one_timeout_not_one_per_store(
     took, name = asyncio.run(scenario())
     assert name == "frozen"  # fail = "open": a key this worker verified keeps working
     assert took < 1.5 * timeout  # one timeout, not two
+
+
+# -- round trips per call, counted by redis-server ----------------------------------
+
+
+def redis_counts(server: RedisServer) -> tuple[int, int]:
+    """(socket reads redis-server processed: one per round trip; EVALSHA calls: the
+    limits scripts, a reservation or a settlement each)."""
+    import redis as sync_redis
+
+    raw = sync_redis.Redis.from_url(server.url)
+    reads = int(raw.info("stats")["total_reads_processed"])
+    scripts = raw.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)
+    raw.close()
+    return reads, int(scripts)
+
+
+def test_a_keyed_call_with_the_limits_policy_costs_one_round_trip_two_to_settle(
+    tmp_path: Path, redis_server: RedisServer, redis_config: dict[str, Any], monkeypatch: Any
+) -> None:
+    # As deployed: virtual keys (rpm and tpm), modelplug-limits' policy in the Client
+    # (with no [limits]: it reserves the rooms servers reported), both on Redis. The
+    # gate's reservation tells the policy's store that no room exists, so the policy
+    # asks nothing; a settlement with something to correct is the one more.
+    import httpx2
+    import modelplug_redis.counters
+    from modelplug.plugin.policy import find_policies
+    from modelplug_gateway.app import Gateway
+    from modelplug_gateway.key_gate import VirtualKeyGate
+    from modelplug_gateway.settings import GatewaySettings
+
+    # What Redis said last is trusted for the whole test (and the key's record too): the
+    # count must not depend on how fast this machine runs it.
+    monkeypatch.setattr(modelplug_redis.counters, "ROOMS_FRESH", 3600.0)
+    config = {**redis_config, "gateway": {"key_secret_env": "GW_SECRET"}}
+    environ = {"MODELPLUG_DATA_DIR": str(tmp_path / "data"), "GW_SECRET": "x" * 32}
+    client = Client(
+        config=config,
+        environ=environ,
+        enable=["modelplug-gateway", "modelplug-limits", "modelplug-redis"],
+    )
+    assert find_policies(client, "limits")
+    key = create(client, "counted", rpm=10_000, tpm=10**8)
+    gate = VirtualKeyGate.for_client(client)
+    gate.fresh = 3600.0
+    app = Gateway(client, GatewaySettings(), gate)
+    calls = 8
+
+    async def scenario() -> dict[str, tuple[int, int]]:
+        transport = httpx2.ASGITransport(app=app)  # returns once the app is done
+        async with httpx2.AsyncClient(
+            transport=transport,
+            base_url="http://gateway",
+            headers={"authorization": f"Bearer {key}"},
+        ) as http:
+
+            async def call(text: str, stream: bool) -> None:
+                body = {
+                    "model": "echo",
+                    "messages": [{"role": "user", "content": text}],
+                    "stream": stream,
+                }
+                answer = await http.post("/v1/chat/completions", json=body)
+                assert answer.status_code == 200, answer.text
+
+            for stream in (False, True):  # scripts loaded, the key looked up, priced
+                await call("hi", stream)
+            counted: dict[str, tuple[int, int]] = {}
+            before = redis_counts(redis_server)
+            after = redis_counts(redis_server)
+            counted["nothing"] = (after[0] - before[0], after[1] - before[1])
+            for label, texts, stream in (
+                ("same", ["hi"] * calls, False),
+                ("same streamed", ["hi"] * calls, True),
+                # 2 tokens, then 4: every settlement has something to correct.
+                ("settling", ["hi there", "hi"] * (calls // 2), False),
+            ):
+                before = redis_counts(redis_server)
+                for text in texts:
+                    await call(text, stream)
+                after = redis_counts(redis_server)
+                counted[label] = (after[0] - before[0], after[1] - before[1])
+        await client.aclose()
+        return counted
+
+    counted = asyncio.run(scenario())
+    reads, scripts = counted.pop("nothing")  # the counting's own reads
+    assert scripts == 0
+    per_call = {label: ((r - reads) / calls, s / calls) for label, (r, s) in counted.items()}
+    assert per_call == {
+        "same": (1.0, 1.0),
+        "same streamed": (1.0, 1.0),
+        "settling": (2.0, 2.0),
+    }

@@ -346,7 +346,9 @@ class VirtualKeyGate:
             ):
                 # Every worker's first call to this model reserves what this one cost.
                 which = estimate_key(name, ticket.model, "spend")
-                learned.append(Setting(which, spent, ESTIMATE_TTL))
+                # Read back, never a server's room: the limits store keeps knowing that
+                # no room exists (the policy's reservation for the route costs no trip).
+                learned.append(Setting(which, spent, ESTIMATE_TTL, room=False))
         if not adjust and not learned:
             return
         try:

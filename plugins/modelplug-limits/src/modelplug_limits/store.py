@@ -47,11 +47,17 @@ class Charge:
 
 @dataclass(frozen=True)
 class Setting:
-    """A counter set to ``value`` for ``ttl`` seconds (what a rate-limit header said)."""
+    """A counter set to ``value`` for ``ttl`` seconds (what a rate-limit header said).
+
+    ``room``: a countdown charge reads it (the room a server reported). False for a
+    value only read back (the gateway's last cost of a call): a store may then know that
+    no room exists and answer a reservation of countdowns alone without asking.
+    """
 
     key: str
     value: int
     ttl: float
+    room: bool = True
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 __all__ = ["MARK", "RESERVE", "SETTLE"]
 
-# KEYS: the counters. ARGV: per key, 5 values: amount, limit (-1: none), ttl ms,
-# kind ("count" or "countdown"), refresh ("1": every write renews the TTL).
-# Returns {0} when every charge was taken, else {index, value, pttl} of the first that
-# did not fit (pttl -3: the amount alone is over the limit).
+# KEYS: the counters, then the learned marker (below). ARGV: per counter, 5 values:
+# amount, limit (-1: none), ttl ms, kind ("count" or "countdown"), refresh ("1": every
+# write renews the TTL). Returns {0, marker} when every charge was taken, else {index,
+# value, pttl, marker} of the first that did not fit (pttl -3: the amount alone is over
+# the limit); marker: the learned marker's PTTL (-2: no learned counter exists).
 RESERVE = """
-local n = #KEYS
+local n = #KEYS - 1
+local marker = redis.call('PTTL', KEYS[n + 1])
 for i = 1, n do
   local b = (i - 1) * 5
   local amount = tonumber(ARGV[b + 1])
@@ -22,15 +24,15 @@ for i = 1, n do
   local value = redis.call('GET', KEYS[i])
   if ARGV[b + 4] == 'countdown' then
     if value and tonumber(value) < amount then
-      return {i, tonumber(value), redis.call('PTTL', KEYS[i])}
+      return {i, tonumber(value), redis.call('PTTL', KEYS[i]), marker}
     end
   elseif limit >= 0 then
     local current = tonumber(value or '0')
     if current + amount > limit then
-      if amount > limit then return {i, current, -3} end
+      if amount > limit then return {i, current, -3, marker} end
       local left = 0
       if value then left = redis.call('PTTL', KEYS[i]) end
-      return {i, current, left}
+      return {i, current, left, marker}
     end
   end
 end
@@ -47,14 +49,17 @@ for i = 1, n do
     end
   end
 end
-return {0}
+return {0, marker}
 """
 
-# KEYS: the counters to adjust, then the counters to set. ARGV[1]: how many to adjust;
-# then one amount per adjusted key; then value and ttl ms per set key. An adjusted
-# counter whose window ended is not re-created; none goes below zero.
+# KEYS: the counters to adjust, then the counters to set, then the learned marker.
+# ARGV[1]: how many to adjust; then one amount per adjusted key; then value, ttl ms and
+# room ("1": a countdown charge reads it, a server's room) per set key. An adjusted
+# counter whose window ended is not re-created; none goes below zero. The marker lives
+# at least as long as every room set, so while it is absent no room exists.
 SETTLE = """
 local adjust = tonumber(ARGV[1])
+local n = #KEYS - 1
 for i = 1, adjust do
   if redis.call('EXISTS', KEYS[i]) == 1 then
     if redis.call('INCRBY', KEYS[i], ARGV[1 + i]) < 0 then
@@ -62,9 +67,15 @@ for i = 1, adjust do
     end
   end
 end
-for i = adjust + 1, #KEYS do
-  local b = 1 + adjust + (i - adjust - 1) * 2
-  redis.call('SET', KEYS[i], ARGV[b + 1], 'PX', ARGV[b + 2])
+local longest = 0
+for i = adjust + 1, n do
+  local b = 1 + adjust + (i - adjust - 1) * 3
+  local ttl = tonumber(ARGV[b + 2])
+  redis.call('SET', KEYS[i], ARGV[b + 1], 'PX', ttl)
+  if ARGV[b + 3] == '1' and ttl > longest then longest = ttl end
+end
+if longest > 0 and redis.call('PTTL', KEYS[n + 1]) < longest then
+  redis.call('SET', KEYS[n + 1], '1', 'PX', longest)
 end
 return 1
 """
