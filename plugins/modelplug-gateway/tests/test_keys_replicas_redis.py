@@ -439,12 +439,13 @@ def test_a_frozen_redis_holds_a_known_keys_call_one_timeout_not_one_per_store(
     from modelplug.types import Cost, Usage
     from modelplug_gateway.key_gate import FRESH, VirtualKeyGate
 
-    # A call touches two stores (the key lookup, then the counters): once the first has
-    # timed out (a frozen server: one socket timeout), the other knows Redis is down and
-    # answers at once. Apart, each waited its own timeout: 4 s here.
-    timeout = 2.0
+    # A call touches two stores (the key lookup, then the counters: reservation and
+    # settlement). A frozen server answers nothing, so each command sent to it waits
+    # out the timeout; once the first has, the other store knows Redis is down and
+    # sends nothing. Apart, each sent its own and waited its own timeout. Counted, not
+    # timed: the commands each store sent while Redis was frozen.
     config = {
-        "redis": {"url": redis_server.url, "timeout": timeout, "retry_interval": 60.0},
+        "redis": {"url": redis_server.url, "timeout": 2.0, "retry_interval": 60.0},
         "gateway": {"key_secret_env": "GW_SECRET"},
     }
     environ = {"MODELPLUG_DATA_DIR": str(tmp_path / "data"), "GW_SECRET": "x" * 32}
@@ -452,25 +453,35 @@ def test_a_frozen_redis_holds_a_known_keys_call_one_timeout_not_one_per_store(
     key = create(client, "frozen", rpm=1000, tpm=10**6)
     headers = {"authorization": f"Bearer {key}"}
 
-    async def scenario() -> tuple[float, str]:
+    async def scenario() -> tuple[list[int], list[bool], VirtualKeyGate, str]:
         gate = VirtualKeyGate.for_client(client)
+        lookups, counters = gate.keys.connection, gate.counters.connection  # type: ignore[attr-defined]
+        assert lookups is not counters
         ticket = await gate.admit(headers, b"", "m")
         await ticket.settle(object(), Usage(input=5, output=5), None)  # type: ignore[arg-type]
+        assert not lookups.is_down() and not counters.is_down()
         assert redis_server.process is not None
         os.kill(redis_server.process.pid, signal.SIGSTOP)
         try:
             await asyncio.sleep(FRESH + 0.1)  # the key's copy is stale: the store is asked
-            started = time.monotonic()
-            ticket = await gate.admit(headers, b"", "m")
+            before = [lookups.round_trips, counters.round_trips]
+            # (wait_for: a hang guard, no timing asserted)
+            ticket = await asyncio.wait_for(gate.admit(headers, b"", "m"), 60)
             cost = Cost(amount=Decimal("0.01"), source="test")
             await ticket.settle(object(), Usage(input=50, output=50), cost)  # type: ignore[arg-type]
-            return time.monotonic() - started, ticket.key_name or ""
+            sent = [lookups.round_trips - before[0], counters.round_trips - before[1]]
+            return sent, [lookups.is_down(), counters.is_down()], gate, ticket.key_name or ""
         finally:
             os.kill(redis_server.process.pid, signal.SIGCONT)
 
-    took, name = asyncio.run(scenario())
+    sent, down, gate, name = asyncio.run(scenario())
     assert name == "frozen"  # fail = "open": a key this worker verified keeps working
-    assert took < 1.5 * timeout  # one timeout, not two
+    assert gate.counts[("frozen", "admitted")] == 2
+    # The key lookup was sent and timed out (an outage is marked only on a failure);
+    # the reservation and the settlement sent nothing: one timeout, not two or three.
+    assert sent == [1, 0]
+    assert down == [True, True]
+    assert gate.degraded_total >= 1  # said so: counted in this process's memory
 
 
 # -- round trips per call, counted by redis-server ----------------------------------
