@@ -87,8 +87,10 @@ def mutated(draw: st.DrawFn) -> Any:
                 parent[draw(st.text(max_size=6))] = draw(JSON)
             else:
                 parent.append(draw(JSON))
-        except (KeyError, IndexError, TypeError):
-            continue  # an earlier mutation removed or replaced this path
+        except (KeyError, IndexError, TypeError, AttributeError):
+            # An earlier mutation removed or replaced this path (with a value that has
+            # no items, or no append).
+            continue
     return body
 
 
