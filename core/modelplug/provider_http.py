@@ -417,6 +417,9 @@ class _Shared(Generic[OptionsT]):
 
     http: httpx2.AsyncClient
     options: OptionsT
+    # The timeouts a request is sent with (first_byte_timeout as the read timeout until
+    # the headers arrive), made once: the same for every call.
+    send_timeout: httpx2.Timeout
 
     async def aclose(self) -> None:
         # Client.aclose closes what async_http keeps, and that is this pair.
@@ -462,10 +465,20 @@ class ProviderHTTP(Generic[OptionsT]):
                 write=options.write_timeout,
                 pool=options.connect_timeout,
             )
+            limits = http_limits(client.settings)
             http = httpx2.AsyncClient(
-                timeout=timeout, follow_redirects=False, limits=http_limits(client.settings)
+                timeout=timeout,
+                follow_redirects=False,
+                limits=limits,
+                mounts=_plain_http_mounts(limits),
             )
-            return _Shared(http, options)
+            send_timeout = httpx2.Timeout(
+                connect=options.connect_timeout,
+                read=options.first_byte_timeout,
+                write=options.write_timeout,
+                pool=options.connect_timeout,
+            )
+            return _Shared(http, options, send_timeout)
 
         shared: _Shared[OptionsT] = client.async_http(self.name, make)
         return shared
@@ -529,6 +542,37 @@ class ProviderHTTP(Generic[OptionsT]):
         if not isinstance(data, dict):
             raise errors.not_json(answer, f"was JSON but not an object (a {type(data).__name__})")
         return data
+
+
+def _plain_http_mounts(limits: httpx2.Limits) -> dict[str, httpx2.AsyncBaseTransport] | None:
+    """``http://`` on asyncio's own transports (:mod:`modelplug.plain_http`), unless the
+    environment sends plain http through a proxy (httpx2's own transport does that)."""
+    from urllib.request import getproxies
+
+    proxies = getproxies()
+    if "http" in proxies or "all" in proxies:
+        return None
+    from .plain_http import PlainHTTPTransport
+
+    return {"http://": PlainHTTPTransport(limits)}
+
+
+# Parsed URLs by their text: parsing one costs tens of microseconds a call, and a
+# plugin sends to the same few URLs again and again. httpx2's URL is immutable.
+_URLS: dict[str, httpx2.URL] = {}
+_URLS_KEPT = 256
+
+
+def _parsed_url(url: str) -> httpx2.URL:
+    parsed = _URLS.get(url)
+    if parsed is None:
+        import httpx2
+
+        parsed = httpx2.URL(url)
+        if len(_URLS) >= _URLS_KEPT:
+            _URLS.clear()  # many distinct URLs (a query per call): start over, bounded
+        _URLS[url] = parsed
+    return parsed
 
 
 class Answer:
@@ -613,7 +657,7 @@ class Answer:
     async def __aenter__(self) -> Answer:
         shared = self.http.shared(self.client)
         self.options = shared.options
-        self.response = await self._send(shared.http)
+        self.response = await self._send(shared.http, shared.send_timeout)
         try:
             await self._check()
         except BaseException:
@@ -621,21 +665,16 @@ class Answer:
             raise
         return self
 
-    async def _send(self, http: httpx2.AsyncClient) -> httpx2.Response:
+    async def _send(self, http: httpx2.AsyncClient, timeout: httpx2.Timeout) -> httpx2.Response:
         import httpx2
 
         options = self.options
         request = http.build_request(
             self.method,
-            self._url,
+            _parsed_url(self._url),
             content=self._body,
             headers=dict(self._headers),
-            timeout=httpx2.Timeout(
-                connect=options.connect_timeout,
-                read=options.first_byte_timeout,
-                write=options.write_timeout,
-                pool=options.connect_timeout,
-            ),
+            timeout=timeout,
         )
         try:
             try:

@@ -16,6 +16,7 @@ import tomllib
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -152,9 +153,27 @@ def user_config_path() -> Path:
     return Path(platformdirs.user_config_dir("modelplug")) / "config.toml"
 
 
+# The base URLs found valid, by (url, allow_insecure_http, provider): a route is
+# resolved on every call and its URL checked with it, the same few URLs each time.
+_CHECKED_URLS: dict[tuple[str, bool, str], str] = {}
+_CHECKED_URLS_KEPT = 256
+
+
 def check_base_url(url: str, *, allow_insecure_http: bool = False, provider: str = "") -> str:
     """Validate a base URL: http(s), no user or password, plain http only to loopback
     unless the provider sets allow_insecure_http. Returns the URL without a trailing /."""
+    key = (url, allow_insecure_http, provider)
+    checked = _CHECKED_URLS.get(key)
+    if checked is not None:
+        return checked
+    checked = _check_base_url(url, allow_insecure_http, provider)
+    if len(_CHECKED_URLS) >= _CHECKED_URLS_KEPT:
+        _CHECKED_URLS.clear()
+    _CHECKED_URLS[key] = checked  # only a valid one: a bad URL is refused on every call
+    return checked
+
+
+def _check_base_url(url: str, allow_insecure_http: bool, provider: str) -> str:
     who = f" of provider {provider!r}" if provider else ""
     try:
         parts = urlsplit(url)
@@ -274,6 +293,7 @@ def check_key_variable(value: str, *, provider: str = "") -> str:
     )
 
 
+@lru_cache(maxsize=256)  # asked for the same few URLs on every call
 def is_loopback_url(url: str) -> bool:
     """Whether ``url`` points at this machine (localhost, 127.0.0.0/8, ::1)."""
     try:
@@ -294,6 +314,7 @@ def warn(message: str, *, where: str | None = None, stacklevel: int = 2) -> None
     warnings.warn(redact(text), ModelplugWarning, stacklevel=stacklevel + 1)
 
 
+@lru_cache(maxsize=256)
 def _is_loopback(host: str) -> bool:
     if host == "localhost" or host.endswith(".localhost"):
         return True
