@@ -15,6 +15,7 @@ import uvicorn
 from modelplug import Client
 from modelplug_gateway.app import Gateway
 from modelplug_gateway.auth import OpenGate
+from modelplug_gateway.corked import PROTOCOL
 from modelplug_gateway.settings import GatewaySettings
 
 
@@ -41,6 +42,7 @@ def running(app: Gateway, **config: Any) -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
+    config.setdefault("http", PROTOCOL)  # as serve() deploys it
     server = uvicorn.Server(
         uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", **config)
     )

@@ -13,6 +13,11 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
+# At the top, not in the functions: an import statement in a function that runs on every
+# call costs a lookup through the import system each time (modelplug.plugin is loaded
+# with the plugin anyway).
+from modelplug.plugin import ModelError, ModelplugError
+
 from .auth import OpenGate, Refusal, Ticket
 from .errors import kind_for_status, status_for
 from .metrics import Metrics
@@ -321,8 +326,6 @@ class Gateway:
         before: float,
         failed: _Failed,
     ) -> tuple[int, Response | None]:
-        from modelplug.plugin import ModelError
-
         watch = _Watch(receive)
         try:
             response = await self.client.acomplete(parsed.model, parsed.request)
@@ -356,8 +359,6 @@ class Gateway:
         before: float,
         failed: _Failed,
     ) -> tuple[int, Response | None]:
-        from modelplug.plugin import ModelError
-
         tap = _Tap(self.client.astream(parsed.model, parsed.request))
         frames = shape.stream(tap.events(), parsed.model, parsed)
         watch = _Watch(receive)
@@ -415,8 +416,6 @@ class Gateway:
         return status, tap.response
 
     async def _settle(self, ticket: Ticket, response: Response | None) -> None:
-        from modelplug.plugin import ModelplugError
-
         if type(ticket).settle is Ticket.settle:
             return  # nothing to account: no resolve on the hot path
         route = None
@@ -569,8 +568,6 @@ class _Tap:
         self.route: str | None = None
 
     async def events(self) -> AsyncIterator[Event]:
-        from modelplug.plugin import ModelError
-
         try:
             async for event in self._events:
                 if event.type == "done":

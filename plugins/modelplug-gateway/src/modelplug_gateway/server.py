@@ -27,6 +27,9 @@ _OPTIONS_ENV = "MODELPLUG_GATEWAY_WORKER_OPTIONS"
 def uvicorn_config(app: Any, options: GatewaySettings, **more: Any) -> uvicorn.Config:
     import uvicorn
 
+    from .corked import PROTOCOL
+
+    more.setdefault("http", PROTOCOL)
     return uvicorn.Config(
         app,
         host=options.host,
@@ -67,6 +70,7 @@ def serve(options: GatewaySettings, *, no_auth: bool = False) -> int:
     from modelplug.plugin import ConfigError
 
     from .app import create_app
+    from .corked import PROTOCOL
     from .request_log import log_on
 
     log_on()
@@ -85,6 +89,7 @@ def serve(options: GatewaySettings, *, no_auth: bool = False) -> int:
             workers=options.workers,
             timeout_graceful_shutdown=math.ceil(options.shutdown_grace),
             access_log=False,
+            http=PROTOCOL,
         )
         return 0
     try:

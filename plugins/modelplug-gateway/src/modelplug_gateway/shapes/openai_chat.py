@@ -11,6 +11,8 @@ import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from modelplug.plugin import ModelError  # here, not per call (loaded with the plugin)
+
 from .base import Parsed, ShapeError
 
 if TYPE_CHECKING:
@@ -164,8 +166,6 @@ class OpenAIChat:
     async def stream(
         self, events: AsyncIterator[Event], model: str, parsed: Parsed
     ) -> AsyncIterator[bytes]:
-        from modelplug.plugin import ModelError
-
         head = (
             f'{{"id":"{_completion_id()}","object":"chat.completion.chunk",'
             f'"created":{int(time.time())},"model":{json.dumps(model)},'
