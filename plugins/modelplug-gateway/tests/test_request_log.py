@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 import logging
+from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
@@ -61,3 +64,92 @@ def test_a_refused_request_has_no_tokens_or_cost() -> None:
         None,
         None,
     )
+
+
+# -- the server's own handler ------------------------------------------------------
+
+FIELDS: dict[str, object] = {
+    "path": "/v1/chat/completions",
+    "status": 401,
+    "key_name": None,
+    "route": None,
+    "usage": None,
+    "cost": None,
+    "latency_ms": 0.1,
+    "overhead_ms": None,
+}
+
+
+def alone() -> None:
+    """Only the server's handler on the logger: pytest attaches its capture handlers to
+    a logger that does not propagate, when each test phase starts."""
+    from modelplug_gateway.request_log import LOGGER, LineHandler
+
+    LOGGER.handlers[:] = [h for h in LOGGER.handlers if type(h) is LineHandler]
+
+
+@pytest.fixture
+def server_log() -> Iterator[io.StringIO]:
+    """log_on()'s setup, its handler writing to a string; the logger as it was after."""
+    from modelplug_gateway.request_log import LOGGER, LineHandler, log_on
+
+    saved = (LOGGER.handlers[:], LOGGER.level, LOGGER.propagate)
+    LOGGER.handlers.clear()
+    LOGGER.setLevel(logging.NOTSET)
+    try:
+        log_on()
+        (handler,) = LOGGER.handlers
+        assert type(handler) is LineHandler
+        out = io.StringIO()
+        handler.setStream(out)
+        yield out
+    finally:
+        LOGGER.handlers[:], LOGGER.propagate = saved[0], saved[2]
+        LOGGER.setLevel(saved[1])
+
+
+def test_the_servers_handler_writes_a_turns_lines_at_once_in_order(
+    server_log: io.StringIO,
+) -> None:
+    from modelplug_gateway.request_log import LOGGER
+
+    alone()
+
+    async def turn() -> list[str]:
+        log_request(**{**FIELDS, "status": 401})
+        log_request(**{**FIELDS, "status": 429})
+        held = server_log.getvalue()
+        await asyncio.sleep(0)  # the end of this turn of the loop
+        after_turn = server_log.getvalue()
+        log_request(**{**FIELDS, "status": 404})
+        LOGGER.warning("a record through logging comes after the lines before it")
+        return [held, after_turn, server_log.getvalue()]
+
+    held, after_turn, last = asyncio.run(turn())
+    assert held == ""  # one write for the turn, not one per line
+    assert [json.loads(line)["status"] for line in after_turn.splitlines()] == [401, 429]
+    lines = last.splitlines()
+    assert [json.loads(line)["status"] for line in lines[:3]] == [401, 429, 404]
+    assert lines[3] == "a record through logging comes after the lines before it"
+
+
+def test_outside_an_event_loop_the_line_is_written_at_once(server_log: io.StringIO) -> None:
+    alone()
+    log_request(**FIELDS)
+    assert json.loads(server_log.getvalue())["status"] == 401
+
+
+def test_an_operators_handler_still_gets_a_record_per_line(
+    server_log: io.StringIO, caplog: pytest.LogCaptureFixture
+) -> None:
+    from modelplug_gateway.request_log import LOGGER
+
+    alone()
+    LOGGER.addHandler(caplog.handler)
+    try:
+        log_request(**FIELDS)
+    finally:
+        LOGGER.removeHandler(caplog.handler)
+    (record,) = caplog.records
+    assert json.loads(record.getMessage())["status"] == 401
+    assert json.loads(server_log.getvalue())["status"] == 401
