@@ -4,6 +4,7 @@ requests are a clear 4xx each, and one never affects the next."""
 
 from __future__ import annotations
 
+import json
 import socket
 from typing import Any
 
@@ -166,3 +167,34 @@ def test_an_error_after_the_stream_began_is_an_error_chunk(make_gateway: Any, se
                     seen.append(chunk.choices[0].delta.content)
     assert seen == ["partial "]
     assert "stopped mid-answer" in str(raised.value)
+
+
+def test_a_refusal_is_one_body_of_known_length_the_same_every_time(
+    make_gateway: Any, serve: Any
+) -> None:
+    # A wrong key, again and again on one connection (a flood's lane): each answer says
+    # its length (no chunked framing to make or read), with the same body each time.
+    body = json.dumps({"model": "echo", "messages": HELLO}).encode()
+    request = (
+        b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n"
+        b"authorization: Bearer not-the-key\r\ncontent-type: application/json\r\n"
+        b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
+    answers = []
+    with serve(make_gateway(gate=OperatorKeyGate(KEY))) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            reader = sock.makefile("rb")
+            for _ in range(3):
+                sock.sendall(request)
+                head = b""
+                while not head.endswith(b"\r\n\r\n"):
+                    head += reader.readline()
+                lines = head.lower().split(b"\r\n")
+                assert not any(line.startswith(b"transfer-encoding") for line in lines)
+                (length,) = [line for line in lines if line.startswith(b"content-length:")]
+                answers.append((head.split(b" ", 2)[1], reader.read(int(length.split(b":")[1]))))
+    assert len(set(answers)) == 1
+    status, answer = answers[0]
+    assert status == b"401"
+    assert json.loads(answer)["error"]["type"] == "authentication_error"

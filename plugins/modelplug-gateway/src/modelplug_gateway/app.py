@@ -49,6 +49,7 @@ _SSE = [
     (b"x-accel-buffering", b"no"),
 ]
 _KEEPALIVE = b": keep-alive\n\n"
+MAX_ERROR_BODIES = 256
 _NO_HEADERS: dict[str, str] = {}
 
 
@@ -74,6 +75,7 @@ class Gateway:
         self.allowed = frozenset(options.models) if options.models is not None else None
         self.metrics = Metrics(self.allowed)
         self._open = type(gate) is OpenGate
+        self._errors: dict[tuple[str, int, str, str], bytes] = {}  # error bodies made
         # The SERVER span of each call, when modelplug-otel is on (else None: decided here).
         self._trace = request_tracer(client)
         self._routes: dict[tuple[str, str], Callable[..., Awaitable[None]]] = {
@@ -132,14 +134,21 @@ class Gateway:
         body: dict[str, Any],
         headers: list[tuple[bytes, bytes]] | None = None,
     ) -> None:
-        data = json.dumps(body).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": _JSON + headers if headers else _JSON,
-            }
-        )
+        await self._send_json(send, status, json.dumps(body).encode(), headers)
+
+    async def _send_json(
+        self,
+        send: Send,
+        status: int,
+        data: bytes,
+        headers: list[tuple[bytes, bytes]] | None = None,
+    ) -> None:
+        # With its length: the body goes out as it is, not in chunks, and the caller
+        # reads one body (a refusal under a flood of wrong keys costs both sides less).
+        head = [*_JSON, (b"content-length", str(len(data)).encode())]
+        if headers:
+            head += headers
+        await send({"type": "http.response.start", "status": status, "headers": head})
         await send({"type": "http.response.body", "body": data})
 
     async def _error(
@@ -157,8 +166,15 @@ class Gateway:
             headers.append((b"retry-after", str(max(1, round(retry_after))).encode()))
         if self.draining:
             headers.append((b"connection", b"close"))
-        body = shape.error_body(status, kind or kind_for_status(status), message)
-        await self._json(send, status, body, headers)
+        kind = kind or kind_for_status(status)
+        # The same refusal again and again (a wrong key, a flood of them): made once.
+        made = (shape.name, status, kind, message)
+        data = self._errors.get(made)
+        if data is None:
+            if len(self._errors) >= MAX_ERROR_BODIES:
+                self._errors.clear()  # messages may name what callers sent: bounded
+            data = self._errors[made] = json.dumps(shape.error_body(status, kind, message)).encode()
+        await self._send_json(send, status, data, headers)
 
     async def _read_json(self, scope: Scope, receive: Receive) -> dict[str, Any]:
         """The body as a JSON object, or ShapeError (413 before reading it whole)."""
