@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -10,7 +11,11 @@ from typing import Any
 
 class _LazyModule(ModuleType):
     def __getattr__(self, name: str) -> Any:
-        module = importlib.import_module(self.__name__)
+        # sys.modules first: import_module runs through importlib's Python code on every
+        # access, and a stand-in is read on every call (client.py's asyncio, twice).
+        module = sys.modules.get(self.__name__)
+        if module is None:
+            module = importlib.import_module(self.__name__)
         return getattr(module, name)
 
 

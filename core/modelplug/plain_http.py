@@ -21,8 +21,7 @@ from __future__ import annotations
 import asyncio
 import select
 import socket
-from collections.abc import AsyncIterator, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
 import httpcore2
@@ -117,12 +116,9 @@ class _Stream(httpcore2.AsyncNetworkStream):
         if self._held:
             self._release()
         if not conn.buffer and not conn.eof:
-            conn.reading = asyncio.get_running_loop().create_future()
+            conn.reading = waiter = asyncio.get_running_loop().create_future()
             try:
-                async with asyncio.timeout(timeout):
-                    await conn.reading
-            except TimeoutError:
-                raise httpcore2.ReadTimeout("timed out") from None
+                await _within(waiter, timeout, httpcore2.ReadTimeout)
             finally:
                 conn.reading = None
         buffer = conn.buffer
@@ -155,12 +151,9 @@ class _Stream(httpcore2.AsyncNetworkStream):
         held.append(buffer)
         self._release()
         if conn.write_paused:
-            conn.draining = asyncio.get_running_loop().create_future()
+            conn.draining = waiter = asyncio.get_running_loop().create_future()
             try:
-                async with asyncio.timeout(timeout):
-                    await conn.draining
-            except TimeoutError:
-                raise httpcore2.WriteTimeout("timed out") from None
+                await _within(waiter, timeout, httpcore2.WriteTimeout)
             finally:
                 conn.draining = None
             if conn.error is not None:
@@ -191,6 +184,27 @@ class _Stream(httpcore2.AsyncNetworkStream):
         if info == "server_addr":
             return self._transport.get_extra_info("peername")
         return None
+
+
+async def _within(
+    waiter: asyncio.Future[None], timeout: float | None, error: type[Exception]
+) -> None:
+    """Wait for ``waiter``, or raise ``error`` after ``timeout`` seconds. A timer that
+    fails the future, rather than asyncio.timeout's cancel scope: it is the same wait
+    for a fraction of the work (two or three waits a call)."""
+    if timeout is None:
+        await waiter
+        return
+    timer = asyncio.get_running_loop().call_later(timeout, _expire, waiter, error)
+    try:
+        await waiter
+    finally:
+        timer.cancel()
+
+
+def _expire(waiter: asyncio.Future[None], error: type[Exception]) -> None:
+    if not waiter.done():
+        waiter.set_exception(error("timed out"))
 
 
 def _readable(transport: asyncio.Transport) -> bool:
@@ -257,15 +271,13 @@ _MAPPED: tuple[tuple[type[Exception], type[httpx2.TransportError]], ...] = (
 )
 
 
-@contextmanager
-def _mapped() -> Iterator[None]:
-    try:
-        yield
-    except Exception as exc:
-        for raw, mapped in _MAPPED:
-            if isinstance(exc, raw):
-                raise mapped(str(exc)) from exc
-        raise
+def _mapped(exc: Exception) -> Exception:
+    """httpx2's exception for httpcore2's ``exc`` (any other as it is). A function
+    called in an ``except``, not a context manager: that costs a generator a call."""
+    for raw, mapped in _MAPPED:
+        if isinstance(exc, raw):
+            return mapped(str(exc))
+    return exc
 
 
 class _Body(httpx2.AsyncByteStream):
@@ -275,9 +287,14 @@ class _Body(httpx2.AsyncByteStream):
         self._stream = stream
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        with _mapped():
+        try:
             async for part in self._stream:
                 yield part
+        except Exception as exc:
+            mapped = _mapped(exc)
+            if mapped is exc:
+                raise
+            raise mapped from exc
 
     async def aclose(self) -> None:
         await self._stream.aclose()
@@ -306,8 +323,13 @@ class PlainHTTPTransport(httpx2.AsyncBaseTransport):
             content=request.stream,
             extensions=request.extensions,
         )
-        with _mapped():
+        try:
             answer = await self._pool.handle_async_request(raw)
+        except Exception as exc:
+            mapped = _mapped(exc)
+            if mapped is exc:
+                raise
+            raise mapped from exc
         return httpx2.Response(
             status_code=answer.status,
             headers=answer.headers,
