@@ -28,24 +28,54 @@ def provider_name(route: Route) -> str:
     return names.PROVIDER_BY_NAME.get(route.provider, route.provider)
 
 
-# route_attributes' answers by what they are made of: a route is resolved afresh for
-# every call, but its attributes are the same each time, and parsing its base URL
-# and building the dict again was a measurable part of a short call's cost.
-_ROUTE_ATTRIBUTES: dict[tuple[str, str, str, str, str | None, str], dict[str, Any]] = {}
+# The attributes a metric point carries (low cardinality: no ids, no tokens).
+METRIC_KEYS = (
+    names.OPERATION,
+    names.PROVIDER,
+    names.REQUEST_MODEL,
+    names.SERVER_ADDRESS,
+    names.SERVER_PORT,
+)
+
+
+class RouteFacts:
+    """What every call of one operation on one route reports alike, made once: a route
+    is resolved afresh for every call, but parsing its base URL and building these
+    dicts again was a measurable part of a short call's cost. The dicts are handed to
+    the SDK as they are (it copies what it keeps) and never changed."""
+
+    __slots__ = ("attributes", "call", "input_tokens", "metric", "output_tokens", "span_name")
+
+    def __init__(self, route: Route, operation: str) -> None:
+        self.span_name = f"{operation} {route.model}"
+        self.attributes = _route_attributes(route, operation)
+        # A call's span at its start, when the request sets no sampling option.
+        self.call: dict[str, Any] = {**self.attributes, names.REQUEST_STREAM: True}
+        attributes = self.attributes
+        self.metric = {k: attributes[k] for k in METRIC_KEYS if k in attributes}
+        self.input_tokens = {**self.metric, names.TOKEN_TYPE: "input"}
+        self.output_tokens = {**self.metric, names.TOKEN_TYPE: "output"}
+
+
+_FACTS: dict[tuple[str, str, str, str | None, str], RouteFacts] = {}
 _MAX_CACHED = 4096
+
+
+def route_facts(route: Route, operation: str) -> RouteFacts:
+    endpoint = route.endpoint
+    key = (operation, route.provider, route.model, endpoint.base_url, endpoint.type)
+    found = _FACTS.get(key)
+    if found is None:
+        if len(_FACTS) >= _MAX_CACHED:
+            _FACTS.clear()
+        found = _FACTS[key] = RouteFacts(route, operation)
+    return found
 
 
 def route_attributes(route: Route, operation: str) -> dict[str, Any]:
     """What a call or an attempt on ``route`` is, before it is sent (a fresh dict: the
     caller may add to it)."""
-    endpoint = route.endpoint
-    key = (operation, route.name, route.provider, route.model, endpoint.base_url, endpoint.type)
-    cached = _ROUTE_ATTRIBUTES.get(key)
-    if cached is None:
-        if len(_ROUTE_ATTRIBUTES) >= _MAX_CACHED:
-            _ROUTE_ATTRIBUTES.clear()
-        cached = _ROUTE_ATTRIBUTES[key] = _route_attributes(route, operation)
-    return dict(cached)
+    return dict(route_facts(route, operation).attributes)
 
 
 def _route_attributes(route: Route, operation: str) -> dict[str, Any]:
@@ -66,36 +96,48 @@ def _route_attributes(route: Route, operation: str) -> dict[str, Any]:
     return attributes
 
 
-def request_attributes(request: Request) -> dict[str, Any]:
-    """The request's sampling options, where the caller set them."""
-    attributes: dict[str, Any] = {names.REQUEST_STREAM: True}
-    if request.max_tokens is not None:
-        attributes[names.REQUEST_MAX_TOKENS] = request.max_tokens
-    if request.temperature is not None:
-        attributes[names.REQUEST_TEMPERATURE] = request.temperature
-    if request.top_p is not None:
-        attributes[names.REQUEST_TOP_P] = request.top_p
-    if request.top_k is not None:
-        attributes[names.REQUEST_TOP_K] = request.top_k
-    if request.seed is not None:
-        attributes[names.REQUEST_SEED] = request.seed
-    if request.stop:
-        attributes[names.REQUEST_STOP] = list(request.stop)
+def request_attributes(request: Request) -> dict[str, Any] | None:
+    """The request's sampling options, where the caller set them (None: it set none)."""
+    max_tokens, temperature, top_p = request.max_tokens, request.temperature, request.top_p
+    top_k, seed, stop = request.top_k, request.seed, request.stop
+    if (
+        max_tokens is None
+        and temperature is None
+        and top_p is None
+        and top_k is None
+        and seed is None
+        and not stop
+    ):
+        return None
+    attributes: dict[str, Any] = {}
+    if max_tokens is not None:
+        attributes[names.REQUEST_MAX_TOKENS] = max_tokens
+    if temperature is not None:
+        attributes[names.REQUEST_TEMPERATURE] = temperature
+    if top_p is not None:
+        attributes[names.REQUEST_TOP_P] = top_p
+    if top_k is not None:
+        attributes[names.REQUEST_TOP_K] = top_k
+    if seed is not None:
+        attributes[names.REQUEST_SEED] = seed
+    if stop:
+        attributes[names.REQUEST_STOP] = list(stop)
     return attributes
 
 
 def usage_attributes(usage: Usage) -> dict[str, Any]:
     """The conventions count cached tokens inside the input tokens; modelplug's
     ``Usage.input`` leaves them out, so they are added back, and also given beside."""
+    cache_read, cache_write = usage.cache_read, usage.cache_write
     attributes: dict[str, Any] = {
-        names.INPUT_TOKENS: input_tokens(usage),
+        names.INPUT_TOKENS: usage.input + cache_read + cache_write,
         names.OUTPUT_TOKENS: usage.output,
         names.USAGE_REPORTED: usage.reported,
     }
-    if usage.cache_read:
-        attributes[names.CACHE_READ] = usage.cache_read
-    if usage.cache_write:
-        attributes[names.CACHE_CREATION] = usage.cache_write
+    if cache_read:
+        attributes[names.CACHE_READ] = cache_read
+    if cache_write:
+        attributes[names.CACHE_CREATION] = cache_write
     if usage.reasoning:
         attributes[names.REASONING_TOKENS] = usage.reasoning
     return attributes
@@ -109,13 +151,17 @@ def response_model(response: Response, route: Route) -> str:
     """The model the server named in its answer: what the provider plugin recorded in
     ``metadata["served_model"]`` (only when it differs from the route's), else the
     model of the route that answered."""
-    served = response.metadata.get("served_model")
+    metadata = response.metadata
+    served = metadata.get("served_model") if metadata else None
     return served if isinstance(served, str) and served else route.model
 
 
 def response_id(response: Response) -> str | None:
+    metadata = response.metadata
+    if not metadata:
+        return None
     for key in ("response_id", "id"):
-        found = response.metadata.get(key)
+        found = metadata.get(key)
         if isinstance(found, str) and found:
             return found
     return None
@@ -125,9 +171,8 @@ def response_attributes(response: Response, route: Route, cost: Cost | None) -> 
     """What the answer said: model, id, finish reason, usage, cost."""
     attributes = usage_attributes(response.usage)
     attributes[names.RESPONSE_MODEL] = response_model(response, route)
-    attributes[names.FINISH_REASONS] = [
-        FINISH_REASON.get(response.stop_reason, response.stop_reason)
-    ]
+    stop_reason = response.stop_reason
+    attributes[names.FINISH_REASONS] = [FINISH_REASON.get(stop_reason, stop_reason)]
     found = response_id(response)
     if found is not None:
         attributes[names.RESPONSE_ID] = found

@@ -10,9 +10,8 @@ from modelplug.plugin import redact
 from modelplug.plugin.policy import describe_error
 
 from . import names
-from .attributes import input_tokens, provider_name, route_attributes
+from .attributes import input_tokens, provider_name, route_facts
 from .instruments import instruments
-from .record import METRIC_KEYS
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client
@@ -26,8 +25,9 @@ def wrapper(route: Route, request: EmbedRequest, client: Client) -> HookWrapper:
     from opentelemetry import trace
 
     ins = instruments()
-    attributes = route_attributes(route, "embeddings")
-    metric = {k: attributes[k] for k in METRIC_KEYS if k in attributes}
+    facts = route_facts(route, "embeddings")
+    attributes = dict(facts.attributes)
+    metric = facts.metric
     if request.dimensions is not None:
         attributes[names.DIMENSIONS] = request.dimensions
     encoding = request.extra.get("encoding_format")
@@ -35,9 +35,7 @@ def wrapper(route: Route, request: EmbedRequest, client: Client) -> HookWrapper:
         attributes[names.REQUEST_ENCODING_FORMATS] = [encoding]
     attributes["modelplug.embed.inputs"] = len(request.inputs)
     started = time.perf_counter()
-    span = ins.tracer.start_span(
-        f"embeddings {route.model}", kind=trace.SpanKind.CLIENT, attributes=attributes
-    )
+    span = ins.tracer.start_span(facts.span_name, kind=trace.SpanKind.CLIENT, attributes=attributes)
     try:
         waiting = yield
     except BaseException as exc:
@@ -80,7 +78,7 @@ async def _traced(
     span.end()
     ins.duration.record(time.perf_counter() - started, metric)  # type: ignore[arg-type]
     if usage.reported:
-        ins.tokens.record(input_tokens(usage), {**metric, names.TOKEN_TYPE: "input"})  # type: ignore[dict-item]
+        ins.tokens.record(input_tokens(usage), route_facts(route, "embeddings").input_tokens)
     return embeddings
 
 

@@ -21,6 +21,7 @@ from .attributes import (
     request_attributes,
     response_attributes,
     route_attributes,
+    route_facts,
 )
 from .content import capture_content, input_attributes, output_attributes
 from .instruments import instruments
@@ -28,16 +29,8 @@ from .instruments import instruments
 if TYPE_CHECKING:
     from modelplug.plugin import Client
     from modelplug.types import Notice, Request, Response, Route
+    from opentelemetry.context import Context
     from opentelemetry.trace import Span
-
-# The attributes a metric point carries (low cardinality: no ids, no tokens).
-METRIC_KEYS = (
-    names.OPERATION,
-    names.PROVIDER,
-    names.REQUEST_MODEL,
-    names.SERVER_ADDRESS,
-    names.SERVER_PORT,
-)
 
 
 def _error_status(span: Span, kind: str, message: str) -> None:
@@ -51,16 +44,15 @@ class CallRecord:
     """The telemetry of one call on ``route`` (see the module)."""
 
     def __init__(self, route: Route, request: Request, client: Client) -> None:
-        from opentelemetry import trace
+        from opentelemetry.trace import SpanKind
 
-        self.ins = instruments()
+        self.ins = ins = instruments()
         self.route = route
         self.request = request
         self.client = client
-        self.capture = capture_content(client)
+        self.facts = facts = route_facts(route, "chat")
+        self.capture = capture = capture_content(client)
         self.open = True
-        self.started = time.perf_counter()
-        self.started_ns = time.time_ns()
         self.first_chunk: float | None = None
         self.previous: CallRecord | None = None  # the call this one was made inside
         self.attempts = 1
@@ -70,20 +62,26 @@ class CallRecord:
         # span's cost).
         self.first_pending = True
         self.answering: tuple[Route, Span | None] = (route, None)
-        attributes = route_attributes(route, "chat")
-        self.metric_attributes = {k: attributes[k] for k in METRIC_KEYS if k in attributes}
-        attributes.update(request_attributes(request))
-        if self.capture:
-            attributes.update(input_attributes(request))
-        # The call's start is attempt 1's too: one clock reading, so the child never
-        # starts before its parent.
-        self.span = self.ins.tracer.start_span(
-            f"chat {route.model}",
-            kind=trace.SpanKind.CLIENT,
-            attributes=attributes,
-            start_time=self.started_ns,
+        self._context: Context | None = None
+        attributes = facts.call
+        options = request_attributes(request)
+        if options is not None or capture:
+            attributes = {**attributes, **(options or {})}
+            if capture:
+                attributes.update(input_attributes(request))
+        self.started = time.perf_counter()
+        self.span = ins.tracer.start_span(
+            facts.span_name, kind=SpanKind.CLIENT, attributes=attributes
         )
-        self.context = trace.set_span_in_context(self.span)
+
+    @property
+    def context(self) -> Context:
+        """The call's span as a parent: made only when an attempt span needs it."""
+        if self._context is None:
+            from opentelemetry import trace
+
+            self._context = trace.set_span_in_context(self.span)
+        return self._context
 
     # -- attempts -------------------------------------------------------------------------
 
@@ -102,7 +100,10 @@ class CallRecord:
         if not self.first_pending:
             return
         self.first_pending = False
-        span = self.attempt_span(self.route, 1, self.started_ns)
+        # Attempt 1 began with the call: its start time is the call span's (the SDK's
+        # spans have one; another's may not, and then the attempt starts now).
+        started_ns = getattr(self.span, "start_time", None)
+        span = self.attempt_span(self.route, 1, started_ns)
         if status is not None:
             span.set_attribute(names.ERROR_STATUS, status)
         _error_status(span, kind, message)
@@ -153,10 +154,8 @@ class CallRecord:
 
     def output_started(self) -> None:
         if self.first_chunk is None:
-            self.first_chunk = time.perf_counter()
-            self.ins.time_to_first_chunk.record(
-                self.first_chunk - self.started, self.metric_attributes
-            )
+            self.first_chunk = first = time.perf_counter()
+            self.ins.time_to_first_chunk.record(first - self.started, self.facts.metric)
 
     def answered(self, done: Done) -> Done:
         """The call's Done: the answer's attributes, its cost, the metrics. Returns the
@@ -177,28 +176,30 @@ class CallRecord:
                 cost = response.server_cost
             if cost is not None:
                 done = Done(response=response.model_copy(update={"cost": cost}))
-        attributes = response_attributes(response, route, cost)
-        if self.attempts > 1:
-            attributes[names.ATTEMPT] = self.attempts
-        if route is not self.route:
-            attributes[names.ROUTE] = route.name
-        if self.capture:
-            reason = FINISH_REASON.get(response.stop_reason, response.stop_reason)
-            attributes.update(output_attributes(response, reason))
         span = self.span
-        span.set_attributes(attributes)
+        if span.is_recording():
+            attributes = response_attributes(response, route, cost)
+            if self.attempts > 1:
+                attributes[names.ATTEMPT] = self.attempts
+            if route is not self.route:
+                attributes[names.ROUTE] = route.name
+            if self.capture:
+                reason = FINISH_REASON.get(response.stop_reason, response.stop_reason)
+                attributes.update(output_attributes(response, reason))
+            span.set_attributes(attributes)
         span.end()
-        metric = self.metric_attributes
-        self.ins.duration.record(ended - self.started, metric)
+        ins, facts = self.ins, self.facts
+        metric = facts.metric
+        ins.duration.record(ended - self.started, metric)
         usage = response.usage
         if usage.reported:
-            self.ins.tokens.record(input_tokens(usage), {**metric, names.TOKEN_TYPE: "input"})
-            self.ins.tokens.record(usage.output, {**metric, names.TOKEN_TYPE: "output"})
-        if self.first_chunk is not None and usage.output > 1:
+            ins.tokens.record(input_tokens(usage), facts.input_tokens)
+            ins.tokens.record(usage.output, facts.output_tokens)
+        first_chunk = self.first_chunk
+        if first_chunk is not None and usage.output > 1:
             # Once per stream, the mean gap after the first chunk (tokens stand for
             # chunks): timing every chunk would put a layer on every event.
-            per_chunk = (ended - self.first_chunk) / (usage.output - 1)
-            self.ins.time_per_chunk.record(per_chunk, metric)
+            ins.time_per_chunk.record((ended - first_chunk) / (usage.output - 1), metric)
         return done
 
     def failed(self, exc: BaseException) -> None:
@@ -216,7 +217,7 @@ class CallRecord:
         self.span.end()
         self.ins.duration.record(
             time.perf_counter() - self.started,
-            {**self.metric_attributes, names.ERROR_TYPE: error_class.kind},
+            {**self.facts.metric, names.ERROR_TYPE: error_class.kind},
         )
 
     def closed(self, error_kind: str | None = None) -> None:
