@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from modelplug.plugin import redact
 from modelplug.plugin.policy import describe_error
 from modelplug.types import Done
+from opentelemetry.trace import SpanKind
 
 from . import names
 from .attributes import (
@@ -44,8 +45,6 @@ class CallRecord:
     """The telemetry of one call on ``route`` (see the module)."""
 
     def __init__(self, route: Route, request: Request, client: Client) -> None:
-        from opentelemetry.trace import SpanKind
-
         self.ins = ins = instruments()
         self.route = route
         self.request = request
