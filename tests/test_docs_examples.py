@@ -28,10 +28,10 @@ import shlex
 import socket
 import subprocess
 import sys
-import tomllib
-import warnings
 import time
+import tomllib
 import urllib.request
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
