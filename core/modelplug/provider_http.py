@@ -36,6 +36,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic
 from urllib.parse import urlsplit
@@ -557,22 +558,13 @@ def _plain_http_mounts(limits: httpx2.Limits) -> dict[str, httpx2.AsyncBaseTrans
     return {"http://": PlainHTTPTransport(limits)}
 
 
-# Parsed URLs by their text: parsing one costs tens of microseconds a call, and a
-# plugin sends to the same few URLs again and again. httpx2's URL is immutable.
-_URLS: dict[str, httpx2.URL] = {}
-_URLS_KEPT = 256
-
-
+# Parsing a URL costs tens of microseconds a call, and a plugin sends to the same few
+# URLs again and again; httpx2's URL is immutable, so one parse serves every call.
+@lru_cache(maxsize=256)
 def _parsed_url(url: str) -> httpx2.URL:
-    parsed = _URLS.get(url)
-    if parsed is None:
-        import httpx2
+    import httpx2
 
-        parsed = httpx2.URL(url)
-        if len(_URLS) >= _URLS_KEPT:
-            _URLS.clear()  # many distinct URLs (a query per call): start over, bounded
-        _URLS[url] = parsed
-    return parsed
+    return httpx2.URL(url)
 
 
 class Answer:

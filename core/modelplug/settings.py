@@ -153,24 +153,13 @@ def user_config_path() -> Path:
     return Path(platformdirs.user_config_dir("modelplug")) / "config.toml"
 
 
-# The base URLs found valid, by (url, allow_insecure_http, provider): a route is
-# resolved on every call and its URL checked with it, the same few URLs each time.
-_CHECKED_URLS: dict[tuple[str, bool, str], str] = {}
-_CHECKED_URLS_KEPT = 256
-
-
+# A route is resolved on every call and its base URL checked with it, the same few URLs
+# each time: a valid one is remembered (a bad one raises, and lru_cache keeps no error).
+@lru_cache(maxsize=256)
 def check_base_url(url: str, *, allow_insecure_http: bool = False, provider: str = "") -> str:
     """Validate a base URL: http(s), no user or password, plain http only to loopback
     unless the provider sets allow_insecure_http. Returns the URL without a trailing /."""
-    key = (url, allow_insecure_http, provider)
-    checked = _CHECKED_URLS.get(key)
-    if checked is not None:
-        return checked
-    checked = _check_base_url(url, allow_insecure_http, provider)
-    if len(_CHECKED_URLS) >= _CHECKED_URLS_KEPT:
-        _CHECKED_URLS.clear()
-    _CHECKED_URLS[key] = checked  # only a valid one: a bad URL is refused on every call
-    return checked
+    return _check_base_url(url, allow_insecure_http, provider)
 
 
 def _check_base_url(url: str, allow_insecure_http: bool, provider: str) -> str:
