@@ -13,7 +13,7 @@ LiteLLM is never a project dependency: install it in a venv of its own and pass 
     # (where the litellm-proxy package is not on the index: litellm==1.110.2 plus the
     # modules its proxy names as missing, one by one: fastapi uvicorn uvloop PyJWT
     # semver expression fastapi-sso mcp soundfile backoff orjson apscheduler pyyaml
-    # python-multipart cryptography pynacl websockets email-validator)
+    # python-multipart cryptography pynacl websockets email-validator redis)
     python bench/gateway.py --litellm /tmp/litellm-venv/bin/litellm
 
 Processes: the upstream (a minimal asyncio HTTP/1.1 server answering Chat Completions,
