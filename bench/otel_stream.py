@@ -2,8 +2,8 @@
 repository enabled, the fallback policy included) with modelplug-otel on and off, in one
 run, against the same loopback server as bench/stream.py (its chat wire).
 
-    python bench/otel_stream.py [--events 20 200 2000] [--calls 200] [--repeat 7]
-    python bench/otel_stream.py --instructions [--events 20 200 2000] [--calls 100]
+    python bench/otel_stream.py [--events 20 200 2000 20000] [--calls 200] [--repeat 7]
+    python bench/otel_stream.py --instructions [--events 20 200] [--calls 100]
 
 "On" runs with the OpenTelemetry SDK configured (a TracerProvider with a
 SimpleSpanProcessor into an in-memory exporter, cleared every round, and a MeterProvider
@@ -153,13 +153,9 @@ def counted_run(mode: str, calls_made: int, events: int) -> None:
             on = client_for(url, otel=True)
             loop.run_until_complete(calls(on, 1, events, None))
             after = sdk_part(exporter.get_finished_spans()[-1])
-
-        def made(n: int) -> None:
-            for _ in range(n):
-                loop.run_until_complete(calls(client, 1, events, after))
-                exporter.clear()
-
-        made(calls_made)
+        for _ in range(calls_made):
+            loop.run_until_complete(calls(client, 1, events, after))
+            exporter.clear()
     finally:
         server.kill()
 
@@ -180,9 +176,9 @@ def instructions_main(args: argparse.Namespace) -> int:
     base = 20
     print(f"instructions per streamed call, {args.calls} calls after {base} (callgrind)")
     print(f"{'events':>8} {'off':>12} {'on':>12} {'SDK':>12} {'on/off':>8} {'SDK/off':>8}")
-    ratios = {}
+    ratios: dict[int, float] = {}
     for events in args.events:
-        per_call = {}
+        per_call: dict[str, float] = {}
         for mode in ("off", "on", "sdk"):
             full = count_calls(mode, events, base + args.calls)
             per_call[mode] = (full - count_calls(mode, events, base)) / args.calls
@@ -200,7 +196,9 @@ def instructions_main(args: argparse.Namespace) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, nargs="+", default=[20, 200, 2000, TARGET_EVENTS])
+    parser.add_argument(
+        "--events", type=int, nargs="+", help=f"20 200 2000 {TARGET_EVENTS}; 20 200 counted"
+    )
     parser.add_argument("--calls", type=int, default=None, help="200; 100 with --instructions")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--instructions", action="store_true", help="count, under callgrind")
@@ -210,14 +208,16 @@ def main() -> int:
         mode, calls_made, events = args.count
         counted_run(mode, int(calls_made), int(events))
         return 0
-    if args.instructions:
+    if args.instructions:  # a 20,000-event call under callgrind takes minutes
         args.calls = args.calls or 100
+        args.events = args.events or [20, 200]
         return instructions_main(args)
     args.calls = args.calls or 200
+    args.events = args.events or [20, 200, 2000, TARGET_EVENTS]
     exporter, reader = configure_sdk()
     print(f"CPU per streamed call, modelplug-otel on (SDK configured) / off, {args.calls} calls")
     print(f"{'events':>8} {'off us':>10} {'on us':>10} {'SDK us':>10} {'on/off':>8} {'SDK/off':>8}")
-    ratios = {}
+    ratios: dict[int, float] = {}
     for events in args.events:
         with stream.Servers(events, ["chat"]) as urls:
             loop = asyncio.new_event_loop()
