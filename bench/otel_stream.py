@@ -153,9 +153,7 @@ def counted_run(mode: str, calls_made: int, events: int) -> None:
             on = client_for(url, otel=True)
             loop.run_until_complete(calls(on, 1, events, None))
             after = sdk_part(exporter.get_finished_spans()[-1])
-        for _ in range(calls_made):
-            loop.run_until_complete(calls(client, 1, events, after))
-            exporter.clear()
+        loop.run_until_complete(calls(client, calls_made, events, after))
     finally:
         server.kill()
 
