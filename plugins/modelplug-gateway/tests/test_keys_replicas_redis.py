@@ -107,6 +107,11 @@ def redis_executable() -> str:
 
 @pytest.fixture
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    # What this process heard of rooms is kept by URL, as for one Redis; a test's server
+    # is a new, empty Redis even when the port (so the URL) is one an earlier test used.
+    from modelplug_redis import counters
+
+    counters._ROOMS.clear()
     server = RedisServer(redis_executable(), tmp_path_factory.mktemp("redis"))
     server.start()
     try:
