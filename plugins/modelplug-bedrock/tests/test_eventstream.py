@@ -58,6 +58,20 @@ def test_a_bad_message_crc_is_refused(bedrock):
         FrameDecoder().feed(bytes(frame))
 
 
+def test_whole_frames_before_a_bad_one_in_the_same_chunk_are_returned(bedrock):
+    # The network may join them in one read: what came before the bad frame is kept,
+    # and the error is raised by the next feed (and held in ``broken`` for the reader).
+    frames = bedrock.frames_of(bedrock.recorded("text.eventstream"))
+    bad = bytearray(frames[1])
+    bad[-1] ^= 0xFF
+    decoder = FrameDecoder()
+    got = decoder.feed(frames[0] + frames[1] + bytes(bad))
+    assert len(got) == 2
+    assert decoder.broken is not None and "message's CRC" in str(decoder.broken)
+    with pytest.raises(FramingError, match="message's CRC"):
+        decoder.feed(frames[2])
+
+
 def test_a_bad_prelude_crc_is_refused_before_waiting_for_its_length(bedrock):
     frame = bytearray(bedrock.frames_of(bedrock.recorded("text.eventstream"))[1])
     frame[0] = 0x7F  # a length of ~2 GB: the prelude CRC says it is corrupt

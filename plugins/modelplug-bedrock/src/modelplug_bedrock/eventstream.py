@@ -44,13 +44,16 @@ class Frame:
 
 class FrameDecoder:
     """Feed chunks, get the whole frames they complete; ``pending`` says whether a
-    frame has begun and not ended (a cut stream)."""
+    frame has begun and not ended (a cut stream). A malformed frame after whole ones in
+    the same chunk: those are returned and the error kept in ``broken`` (raised by the
+    next feed), so what the model sent before it is never lost."""
 
-    __slots__ = ("_buf", "_pos")
+    __slots__ = ("_buf", "_pos", "broken")
 
     def __init__(self) -> None:
         self._buf = bytearray()
         self._pos = 0
+        self.broken: FramingError | None = None
 
     @property
     def pending(self) -> int:
@@ -58,6 +61,8 @@ class FrameDecoder:
         return len(self._buf) - self._pos
 
     def feed(self, chunk: bytes) -> list[Frame]:
+        if self.broken is not None:
+            raise self.broken
         buf = self._buf
         pos = self._pos
         if pos and pos * 2 >= len(buf):
@@ -88,6 +93,10 @@ class FrameDecoder:
                 headers = _headers(view, start, start + header_len)
                 frames.append(Frame(headers, bytes(view[start + header_len : body_end])))
                 pos += total
+        except FramingError as exc:
+            if not frames:
+                raise
+            self.broken = exc
         finally:
             view.release()
         self._pos = pos

@@ -306,6 +306,8 @@ async def stream_converse(
                     yield event
             if reader.ended:
                 break
+            if decoder.broken is not None:
+                raise reader.malformed(str(decoder.broken)) from None
         if not reader.ended and reader.stop is None:
             cut = "mid-frame" if decoder.pending else "before its messageStop event"
             raise ERRORS.transient(
