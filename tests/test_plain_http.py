@@ -1,6 +1,7 @@
 """Plain-http connections on asyncio's own transports (modelplug.plain_http): pooled
 and reused, a keep-alive connection the server closed is not reused, failures are
-httpx2's exceptions, and a proxy configured for http keeps httpx2's own transport."""
+httpx2's exceptions, and a proxy configured for http keeps httpx2's own transport.
+The wire itself (framing, limits, cancelling) is tests/test_plain_http_wire.py's."""
 
 from __future__ import annotations
 
@@ -101,39 +102,3 @@ def test_a_proxy_for_http_keeps_httpx2s_own_transport(monkeypatch: pytest.Monkey
     assert mounts is not None and isinstance(mounts["http://"], PlainHTTPTransport)
     monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
     assert _plain_http_mounts(limits) is None
-
-
-class _Recorded:
-    """A transport that records what is written to it."""
-
-    def __init__(self) -> None:
-        self.writes: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        self.writes.append(data)
-
-    def is_closing(self) -> bool:
-        return False
-
-
-def test_a_request_leaves_in_one_write_when_its_answer_is_first_read() -> None:
-    from modelplug.plain_http import HOLD_BYTES, _Connection, _Stream
-
-    async def run() -> tuple[list[bytes], list[bytes], bytes, list[bytes]]:
-        transport, conn = _Recorded(), _Connection()
-        stream = _Stream(transport, conn)  # type: ignore[arg-type]
-        await stream.write(b"POST /v1 HTTP/1.1\r\ncontent-length: 2\r\n\r\n")
-        await stream.write(b"{}")
-        held = list(transport.writes)
-        conn.data_received(b"HTTP/1.1 200 OK\r\n")
-        got = await stream.read(65536)
-        sent = list(transport.writes)
-        transport.writes.clear()
-        await stream.write(b"x" * (HOLD_BYTES + 1))  # too large to hold: written now
-        return held, sent, got, transport.writes
-
-    held, sent, got, large = asyncio.run(run())
-    assert held == []
-    assert sent == [b"POST /v1 HTTP/1.1\r\ncontent-length: 2\r\n\r\n{}"]
-    assert got == b"HTTP/1.1 200 OK\r\n"
-    assert large == [b"x" * (HOLD_BYTES + 1)]

@@ -1,19 +1,21 @@
 """Plain-http connections on asyncio's own transports, for the kit's HTTP path.
 
-httpx2 sends through httpcore2, whose default network layer is anyio: every write and
-read there costs a cancel scope, a timeout scope and a checkpoint (a turn of the event
-loop after each write), about a tenth of a call's CPU time to a local server. Plain
-http goes only to this machine or to a network the user trusts (settings.py's rule),
-so that is where a call's own time matters most: this module gives those connections
-an httpcore2 network backend written on asyncio's Protocol, and an httpx2 transport
-over it. TLS connections keep httpx2's own transport (and its certificate handling).
+httpx2 sends through httpcore2 and h11: for each call a pool that plans its connections
+by scanning every request, a state machine that checks each event, and anyio's scopes
+on every read and write — two thirds of a call's CPU time to a local server. Plain http
+goes only to this machine or to a network the user trusts (settings.py's rule), so
+that is where a call's own time matters most: this module is an httpx2 transport that
+speaks HTTP/1.1 itself (the wire rules are modelplug.http1's, h11's own) over asyncio's
+Protocol, with a pool of its own. TLS connections keep httpx2's own transport (and its
+certificate handling).
 
-A request's head and body (which h11 writes apart) leave in one write when its answer
-is first read, so the server wakes once to a whole request.
-
-What the kit's HTTP path relies on is kept: httpcore2's exceptions (mapped to httpx2's
-by the transport as httpx2's own transport does), a dead keep-alive connection seen as
-readable before it is used again, timeouts per read and write, and closing at once.
+What the kit's HTTP path relies on is kept: httpx2's exceptions (a connection closed
+before any byte of an answer is httpcore's "Server disconnected without sending a
+response", which the kit sends again once), a dead keep-alive connection seen as such
+before it is used again, timeouts per connect, read, write and pool wait (the read
+timeout looked up at each wait: the kit changes it once the head has come), the pool's
+limits, a request's head and body in one write, and a connection closed at once when
+its answer is dropped unfinished or its call is cancelled.
 """
 
 from __future__ import annotations
@@ -21,22 +23,37 @@ from __future__ import annotations
 import asyncio
 import select
 import socket
-from collections.abc import AsyncIterator, Iterable
-from typing import TYPE_CHECKING, Any
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
-import httpcore2
 import httpx2
 
-if TYPE_CHECKING:
-    import ssl
+from .http1 import (
+    MAX_HEAD,
+    BadAnswer,
+    BadRequest,
+    Chunked,
+    Framing,
+    framing,
+    head_end,
+    keeps_alive,
+    parse_head,
+    request_head,
+)
 
 __all__ = ["PlainHTTPTransport"]
 
 # Bytes held for a reader that has not asked for them yet, before the socket is paused.
 READ_HIGH_WATER = 256 * 1024
-# A request up to this size is written whole when its answer is first read; a larger one
-# is written as it comes, waiting for the socket to drain (write_timeout applies).
-HOLD_BYTES = 64 * 1024
+# The most a body read returns at once (a large answer's bytes go out as they come).
+READ_SIZE = 64 * 1024
+# httpcore's words for a connection closed before any byte of an answer (the kit
+# resends such a request once: see provider_http.NO_ANSWER).
+NO_ANSWER = "Server disconnected without sending a response."
+
+Key = tuple[str, int]
 
 
 class _Connection(asyncio.Protocol):
@@ -91,213 +108,310 @@ class _Connection(asyncio.Protocol):
             waiter.set_result(None)
 
 
-class _Stream(httpcore2.AsyncNetworkStream):
-    __slots__ = ("_conn", "_held", "_transport")
+class _Link:
+    """One pooled connection: where it goes, its transport and protocol, and since when
+    it has been idle."""
 
-    def __init__(self, transport: asyncio.Transport, conn: _Connection) -> None:
-        self._transport = transport
-        self._conn = conn
-        # A request's parts (h11 writes its head and its body apart), held until the
-        # answer is read: one write, so the server wakes once to a whole request.
-        self._held: list[bytes] = []
+    __slots__ = ("conn", "idle_since", "key", "transport")
 
-    def _release(self) -> None:
-        held = self._held
-        if held:
-            data = held[0] if len(held) == 1 else b"".join(held)
-            held.clear()
-            # A server that closed meanwhile: the read that follows sees the end (httpcore2
-            # then says it never answered, and the kit sends again once).
-            if not self._transport.is_closing():
-                self._transport.write(data)
+    def __init__(self, key: Key, transport: asyncio.Transport, conn: _Connection) -> None:
+        self.key = key
+        self.transport = transport
+        self.conn = conn
+        self.idle_since = 0.0
 
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        conn = self._conn
-        if self._held:
-            self._release()
-        if not conn.buffer and not conn.eof:
-            conn.reading = waiter = asyncio.get_running_loop().create_future()
-            try:
-                await _within(waiter, timeout, httpcore2.ReadTimeout)
-            finally:
-                conn.reading = None
-        buffer = conn.buffer
-        if buffer:
-            if len(buffer) <= max_bytes:
-                data = bytes(buffer)
-                buffer.clear()
-            else:
-                data = bytes(buffer[:max_bytes])
-                del buffer[:max_bytes]
-            if conn.read_paused and len(buffer) < READ_HIGH_WATER // 2:
-                conn.read_paused = False
-                self._transport.resume_reading()
-            return data
-        if conn.error is not None:
-            raise httpcore2.ReadError(str(conn.error) or type(conn.error).__name__)
-        return b""  # the server closed its side: httpcore2 reads that as the end
+    async def more(self, timeout: float | None) -> None:
+        """Wait until bytes or the end arrive (the buffer grows or ``conn.eof``)."""
+        conn = self.conn
+        if conn.read_paused and len(conn.buffer) < READ_HIGH_WATER // 2:
+            conn.read_paused = False
+            self.transport.resume_reading()
+        conn.reading = waiter = asyncio.get_running_loop().create_future()
+        try:
+            await _within(waiter, timeout, "reading the answer")
+        finally:
+            conn.reading = None
 
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        if not buffer:
-            return
-        conn = self._conn
-        if self._transport.is_closing():
+    async def write(self, data: bytes, timeout: float | None) -> None:
+        conn = self.conn
+        if self.transport.is_closing():
             error = conn.error
-            raise httpcore2.WriteError(str(error) if error else "the connection is closed")
-        held = self._held
-        if len(buffer) + sum(len(part) for part in held) <= HOLD_BYTES:
-            held.append(bytes(buffer))  # written by the read that follows (httpcore reads next)
-            return
-        held.append(buffer)
-        self._release()
+            raise httpx2.WriteError(str(error) if error else "the connection is closed")
+        self.transport.write(data)
         if conn.write_paused:
             conn.draining = waiter = asyncio.get_running_loop().create_future()
             try:
-                await _within(waiter, timeout, httpcore2.WriteTimeout)
+                await _within(waiter, timeout, "writing the request")
             finally:
                 conn.draining = None
             if conn.error is not None:
-                raise httpcore2.WriteError(str(conn.error))
+                raise httpx2.WriteError(str(conn.error))
 
-    async def aclose(self) -> None:
-        self._transport.abort()
+    def take(self, size: int) -> bytes:
+        """Up to ``size`` of the bytes that have arrived, removed from the buffer."""
+        buffer = self.conn.buffer
+        if len(buffer) <= size:
+            data = bytes(buffer)
+            buffer.clear()
+        else:
+            data = bytes(buffer[:size])
+            del buffer[:size]
+        return data
 
-    async def start_tls(
-        self,
-        ssl_context: ssl.SSLContext,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> httpcore2.AsyncNetworkStream:
-        # Never asked: only http:// URLs come here (no proxy, see PlainHTTPTransport).
-        raise httpcore2.ConnectError("TLS is not served over a plain-http connection")
+    def lost(self) -> httpx2.TransportError:
+        """The error for a connection that ended before the answer did."""
+        error = self.conn.error
+        if error is not None:
+            return httpx2.ReadError(str(error) or type(error).__name__)
+        return httpx2.RemoteProtocolError("the server closed the connection mid-answer")
 
-    def get_extra_info(self, info: str) -> Any:
-        if info == "is_readable":
-            # Bytes or an end the loop has not delivered yet count too: a keep-alive
-            # connection the server closed must be seen as such before it is reused.
-            conn = self._conn
-            return bool(conn.buffer) or conn.eof or _readable(self._transport)
-        if info == "socket":
-            return self._transport.get_extra_info("socket")
-        if info == "client_addr":
-            return self._transport.get_extra_info("sockname")
-        if info == "server_addr":
-            return self._transport.get_extra_info("peername")
-        return None
+    def stale(self) -> bool:
+        """Whether the server closed this idle connection, or sent something unasked:
+        bytes or an end the loop has not delivered yet count too."""
+        conn = self.conn
+        if conn.buffer or conn.eof or self.transport.is_closing():
+            return True
+        sock = self.transport.get_extra_info("socket")
+        if sock is None:
+            return True
+        try:
+            readable, _, _ = select.select([sock.fileno()], [], [], 0)
+        except (OSError, ValueError):
+            return True  # a closed socket: not to be used again
+        return bool(readable)
+
+    def close(self) -> None:
+        self.transport.abort()
 
 
-async def _within(
-    waiter: asyncio.Future[None], timeout: float | None, error: type[Exception]
-) -> None:
-    """Wait for ``waiter``, or raise ``error`` after ``timeout`` seconds. A timer that
-    fails the future, rather than asyncio.timeout's cancel scope: it is the same wait
-    for a fraction of the work (two or three waits a call)."""
+async def _within(waiter: asyncio.Future[None], timeout: float | None, doing: str) -> None:
+    """Wait for ``waiter``, or raise httpx2's timeout for ``doing`` after ``timeout``
+    seconds. A timer that fails the future, rather than asyncio.timeout's cancel scope:
+    it is the same wait for a fraction of the work (two or three waits a call)."""
     if timeout is None:
         await waiter
         return
-    timer = asyncio.get_running_loop().call_later(timeout, _expire, waiter, error)
+    timer = asyncio.get_running_loop().call_later(timeout, _expire, waiter, doing)
     try:
         await waiter
     finally:
         timer.cancel()
 
 
-def _expire(waiter: asyncio.Future[None], error: type[Exception]) -> None:
+_TIMEOUTS = {
+    "reading the answer": httpx2.ReadTimeout,
+    "writing the request": httpx2.WriteTimeout,
+    "waiting for a connection": httpx2.PoolTimeout,
+}
+
+
+def _expire(waiter: asyncio.Future[None], doing: str) -> None:
     if not waiter.done():
-        waiter.set_exception(error("timed out"))
+        waiter.set_exception(_TIMEOUTS[doing](f"timed out {doing}"))
 
 
-def _readable(transport: asyncio.Transport) -> bool:
-    sock = transport.get_extra_info("socket")
-    if sock is None:
+class _Pool:
+    """Connections by host and port: at most ``max_connections`` open, at most
+    ``max_keepalive_connections`` of them idle, none idle longer than
+    ``keepalive_expiry``; a request that finds none free waits its pool timeout."""
+
+    def __init__(self, limits: httpx2.Limits) -> None:
+        self.most = limits.max_connections
+        self.most_idle = limits.max_keepalive_connections
+        self.expiry = limits.keepalive_expiry
+        self.idle: dict[Key, list[_Link]] = {}
+        self.idle_count = 0
+        self.open = 0
+        self.waiting: deque[asyncio.Future[None]] = deque()
+        self.closed = False
+
+    async def acquire(self, key: Key, timeouts: Mapping[str, float | None]) -> _Link:
+        while True:
+            link = self._idle(key)
+            if link is not None:
+                return link
+            if self.most is None or self.open < self.most or self._close_oldest_idle():
+                return await self._connect(key, timeouts.get("connect"))
+            waiter = asyncio.get_running_loop().create_future()
+            self.waiting.append(waiter)
+            try:
+                await _within(waiter, timeouts.get("pool"), "waiting for a connection")
+            except BaseException:
+                if waiter in self.waiting:
+                    self.waiting.remove(waiter)
+                elif waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+                    self._wake()  # woken, then cancelled: the free connection is another's
+                raise
+
+    def _idle(self, key: Key) -> _Link | None:
+        links = self.idle.get(key)
+        while links:
+            link = links.pop()  # the most recently used: the likeliest to be alive
+            self.idle_count -= 1
+            expired = self.expiry is not None and time.monotonic() - link.idle_since > self.expiry
+            if not expired and not link.stale():
+                return link
+            self._drop(link)
+        return None
+
+    def _close_oldest_idle(self) -> bool:
+        """Make room for a connection elsewhere: close the longest idle one, if any."""
+        links = [links for links in self.idle.values() if links]
+        if not links:
+            return False
+        oldest = min(links, key=lambda found: found[0].idle_since)
+        self.idle_count -= 1
+        self._drop(oldest.pop(0))
         return True
-    try:
-        readable, _, _ = select.select([sock.fileno()], [], [], 0)
-    except (OSError, ValueError):
-        return True  # a closed socket: not to be used again
-    return bool(readable)
 
-
-class _Backend(httpcore2.AsyncNetworkBackend):
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore2.AsyncNetworkStream:
+    async def _connect(self, key: Key, timeout: float | None) -> _Link:
+        self.open += 1
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(timeout):
-                transport, conn = await loop.create_connection(
-                    _Connection,
-                    host,
-                    port,
-                    local_addr=(local_address, 0) if local_address else None,
-                )
-        except TimeoutError:
-            raise httpcore2.ConnectTimeout("timed out") from None
-        except OSError as exc:
-            raise httpcore2.ConnectError(str(exc)) from exc
+                transport, conn = await loop.create_connection(_Connection, key[0], key[1])
+        except BaseException as exc:
+            self.open -= 1
+            self._wake()
+            if isinstance(exc, TimeoutError):
+                raise httpx2.ConnectTimeout("timed out connecting") from None
+            if isinstance(exc, OSError):
+                raise httpx2.ConnectError(str(exc)) from exc
+            raise
         sock = transport.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            for option in socket_options or ():
-                sock.setsockopt(*option)
-        return _Stream(transport, conn)
+        return _Link(key, transport, conn)
 
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
+    def release(self, link: _Link, reuse: bool) -> None:
+        """``link`` is free again: kept idle when ``reuse`` and there is room, else
+        closed; either way a waiting request may go on."""
+        most_idle = self.most_idle
+        if reuse and not self.closed and (most_idle is None or self.idle_count < most_idle):
+            link.idle_since = time.monotonic()
+            self.idle.setdefault(link.key, []).append(link)
+            self.idle_count += 1
+        else:
+            self._drop(link)
+        self._wake()
+
+    def _drop(self, link: _Link) -> None:
+        link.close()
+        self.open -= 1
+
+    def _wake(self) -> None:
+        while self.waiting:
+            waiter = self.waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    def close(self) -> None:
+        self.closed = True
+        for links in self.idle.values():
+            for link in links:
+                self._drop(link)
+            links.clear()
+        self.idle_count = 0
 
 
-# httpcore2's exceptions as httpx2 raises them, most specific first (httpx2's own
-# transport maps them the same way, in a module of its own that is not public).
-_MAPPED: tuple[tuple[type[Exception], type[httpx2.TransportError]], ...] = (
-    (httpcore2.ConnectTimeout, httpx2.ConnectTimeout),
-    (httpcore2.ReadTimeout, httpx2.ReadTimeout),
-    (httpcore2.WriteTimeout, httpx2.WriteTimeout),
-    (httpcore2.PoolTimeout, httpx2.PoolTimeout),
-    (httpcore2.TimeoutException, httpx2.TimeoutException),
-    (httpcore2.ConnectError, httpx2.ConnectError),
-    (httpcore2.ReadError, httpx2.ReadError),
-    (httpcore2.WriteError, httpx2.WriteError),
-    (httpcore2.NetworkError, httpx2.NetworkError),
-    (httpcore2.ProxyError, httpx2.ProxyError),
-    (httpcore2.UnsupportedProtocol, httpx2.UnsupportedProtocol),
-    (httpcore2.LocalProtocolError, httpx2.LocalProtocolError),
-    (httpcore2.RemoteProtocolError, httpx2.RemoteProtocolError),
-    (httpcore2.ProtocolError, httpx2.ProtocolError),
-)
-
-
-def _mapped(exc: Exception) -> Exception:
-    """httpx2's exception for httpcore2's ``exc`` (any other as it is). A function
-    called in an ``except``, not a context manager: that costs a generator a call."""
-    for raw, mapped in _MAPPED:
-        if isinstance(exc, raw):
-            return mapped(str(exc))
-    return exc
+def _timeout(extensions: Mapping[str, Any], which: str) -> float | None:
+    timeouts = extensions.get("timeout")
+    return timeouts.get(which) if timeouts else None
 
 
 class _Body(httpx2.AsyncByteStream):
-    __slots__ = ("_stream",)
+    """An answer's body as its bytes arrive; its connection goes back to the pool once
+    the body has all come, and is closed if the body is dropped before."""
 
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
+    __slots__ = ("_extensions", "_framing", "_link", "_pool", "_reuse")
+
+    def __init__(
+        self,
+        pool: _Pool,
+        link: _Link,
+        body: Framing,
+        reuse: bool,
+        extensions: Mapping[str, Any],
+    ) -> None:
+        self._pool = pool
+        self._link: _Link | None = link
+        self._framing = body
+        self._reuse = reuse
+        self._extensions = extensions
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        link = self._link
+        if link is None:
+            raise httpx2.StreamClosed()
         try:
-            async for part in self._stream:
+            kind = self._framing.kind
+            if kind == "length":
+                parts = self._length(link, self._framing.length)
+            elif kind == "chunked":
+                parts = self._chunked(link)
+            elif kind == "close":
+                parts = self._until_close(link)
+            else:
+                parts = None
+            if parts is not None:
+                async for part in parts:
+                    yield part
+        except BadAnswer as exc:
+            self._finish(reuse=False)
+            raise httpx2.RemoteProtocolError(str(exc)) from None
+        except BaseException:
+            self._finish(reuse=False)
+            raise
+        # Bytes past the body's end were never asked for: the connection is not reused.
+        self._finish(reuse=self._reuse and not link.conn.buffer)
+
+    async def _length(self, link: _Link, length: int) -> AsyncIterator[bytes]:
+        left = length
+        while left:
+            if not link.conn.buffer:
+                if link.conn.eof:
+                    error = link.lost()
+                    raise type(error)(
+                        f"{error}: received {length - left} of {length} bytes of the body"
+                    )
+                await link.more(_timeout(self._extensions, "read"))
+                continue
+            part = link.take(min(left, READ_SIZE))
+            left -= len(part)
+            yield part
+
+    async def _chunked(self, link: _Link) -> AsyncIterator[bytes]:
+        body = Chunked()
+        buffer = link.conn.buffer
+        while not body.done:
+            part = body.take(buffer)
+            if part:
                 yield part
-        except Exception as exc:
-            mapped = _mapped(exc)
-            if mapped is exc:
-                raise
-            raise mapped from exc
+            elif not body.done:
+                if link.conn.eof:
+                    raise link.lost()
+                await link.more(_timeout(self._extensions, "read"))
+
+    async def _until_close(self, link: _Link) -> AsyncIterator[bytes]:
+        conn = link.conn
+        while True:
+            if conn.buffer:
+                yield link.take(READ_SIZE)
+            elif conn.eof:
+                if conn.error is not None:
+                    raise link.lost()
+                return
+            else:
+                await link.more(_timeout(self._extensions, "read"))
+
+    def _finish(self, reuse: bool) -> None:
+        link, self._link = self._link, None
+        if link is not None:
+            self._pool.release(link, reuse)
 
     async def aclose(self) -> None:
-        await self._stream.aclose()
+        self._finish(reuse=False)
 
 
 class PlainHTTPTransport(httpx2.AsyncBaseTransport):
@@ -305,37 +419,86 @@ class PlainHTTPTransport(httpx2.AsyncBaseTransport):
     ``"http://"`` only, and only where no proxy is configured for http)."""
 
     def __init__(self, limits: httpx2.Limits) -> None:
-        self._pool = httpcore2.AsyncConnectionPool(
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            network_backend=_Backend(),
-        )
+        self._pool = _Pool(limits)
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         url = request.url
-        raw = httpcore2.Request(
-            method=request.method,
-            url=httpcore2.URL(
-                scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
-            ),
-            headers=request.headers.raw,
-            content=request.stream,
-            extensions=request.extensions,
-        )
+        if url.raw_scheme != b"http":
+            raise httpx2.UnsupportedProtocol(f"{url.scheme}:// is not sent over plain http")
+        method = request.method.encode("ascii")
         try:
-            answer = await self._pool.handle_async_request(raw)
-        except Exception as exc:
-            mapped = _mapped(exc)
-            if mapped is exc:
-                raise
-            raise mapped from exc
+            head = request_head(method, url.raw_path, request.headers.raw)
+        except BadRequest as exc:
+            raise httpx2.LocalProtocolError(str(exc)) from None
+        extensions = request.extensions
+        key = (url.raw_host.decode("ascii"), url.port or 80)
+        link = await self._pool.acquire(key, extensions.get("timeout") or {})
+        try:
+            await self._send(link, head, request)
+            answer, body = await self._answer(link, method, extensions)
+        except BaseException as exc:
+            self._pool.release(link, reuse=False)
+            if isinstance(exc, BadAnswer):
+                raise httpx2.RemoteProtocolError(str(exc)) from None
+            raise
         return httpx2.Response(
             status_code=answer.status,
             headers=answer.headers,
-            stream=_Body(answer.stream),
-            extensions=answer.extensions,
+            stream=_Body(self._pool, link, body, keeps_alive(answer, body), extensions),
+            extensions={"http_version": answer.version, "reason_phrase": answer.reason},
         )
 
+    async def _send(self, link: _Link, head: bytes, request: httpx2.Request) -> None:
+        write_timeout = _timeout(request.extensions, "write")
+        try:
+            content = request.content
+        except httpx2.RequestNotRead:
+            content = None
+        if content is not None:
+            # Head and body in one write: the server wakes once to a whole request.
+            await link.write(head + content if content else head, write_timeout)
+            return
+        chunked = any(
+            name.lower() == b"transfer-encoding" and b"chunked" in value.lower()
+            for name, value in request.headers.raw
+        )
+        await link.write(head, write_timeout)
+        async for part in request.stream:  # type: ignore[union-attr]
+            if part:
+                framed = b"%x\r\n%b\r\n" % (len(part), part) if chunked else part
+                await link.write(framed, write_timeout)
+        if chunked:
+            await link.write(b"0\r\n\r\n", write_timeout)
+
+    async def _answer(
+        self, link: _Link, method: bytes, extensions: Mapping[str, Any]
+    ) -> tuple[Any, Framing]:
+        conn = link.conn
+        looked = 0
+        while True:  # informational (1xx) answers are read past
+            end = head_end(conn.buffer, looked)
+            while end < 0:
+                if len(conn.buffer) > MAX_HEAD:
+                    raise BadAnswer(f"the answer's head is longer than {MAX_HEAD} bytes")
+                if conn.eof:
+                    if conn.buffer:
+                        raise httpx2.RemoteProtocolError(
+                            "the server closed the connection mid-head"
+                        )
+                    if conn.error is not None:
+                        raise link.lost()
+                    raise httpx2.RemoteProtocolError(NO_ANSWER)
+                looked = len(conn.buffer)
+                await link.more(_timeout(extensions, "read"))
+                end = head_end(conn.buffer, looked)
+            raw = bytes(conn.buffer[:end])
+            del conn.buffer[:end]
+            looked = 0
+            answer = parse_head(raw)
+            if answer.status == 101:
+                raise BadAnswer("the server switched protocols (101), which is not supported")
+            if answer.status >= 200:
+                return answer, framing(answer, method)
+
     async def aclose(self) -> None:
-        await self._pool.aclose()
+        self._pool.close()
