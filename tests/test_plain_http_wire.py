@@ -213,8 +213,10 @@ def test_an_answer_without_a_length_ends_at_the_close_and_its_connection_is_not_
     [
         b"HTTP/1.1 200 OK\r\nConnection: close\r\ncontent-length: 5\r\n\r\nhello",
         OK + b"HTTP/1.1 200 OK\r\n",  # bytes nobody asked for
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-length: 3\r\n\r\n"
+        b"5\r\nhello\r\n0\r\n\r\n",
     ],
-    ids=["connection-close", "bytes-past-the-body"],
+    ids=["connection-close", "bytes-past-the-body", "chunked-and-a-length"],
 )
 def test_a_connection_is_not_reused_after(answer: bytes) -> None:
     async def run() -> tuple[list[bytes], int]:

@@ -165,8 +165,12 @@ def framing(answer: Answer, method: bytes) -> Framing:
 
 
 def keeps_alive(answer: Answer, body: Framing) -> bool:
-    """Whether the connection may carry another request once this body is read."""
+    """Whether the connection may carry another request once this body is read. Not
+    after a chunked answer that also gave a Content-Length: the body is read as chunked
+    (RFC 9112 6.3), but a server that sends both may not agree where it ended."""
     if body.kind == "close" or answer.version != b"HTTP/1.1":
+        return False
+    if body.kind == "chunked" and answer.values(b"content-length"):
         return False
     return b"close" not in answer.values(b"connection")
 

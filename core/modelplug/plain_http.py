@@ -32,6 +32,7 @@ import httpx2
 
 from .http1 import (
     MAX_HEAD,
+    Answer,
     BadAnswer,
     BadRequest,
     Chunked,
@@ -472,7 +473,7 @@ class PlainHTTPTransport(httpx2.AsyncBaseTransport):
 
     async def _answer(
         self, link: _Link, method: bytes, extensions: Mapping[str, Any]
-    ) -> tuple[Any, Framing]:
+    ) -> tuple[Answer, Framing]:
         conn = link.conn
         looked = 0
         while True:  # informational (1xx) answers are read past
