@@ -2,12 +2,12 @@
 
 httpx2 sends through httpcore2 and h11: for each call a pool that plans its connections
 by scanning every request, a state machine that checks each event, and anyio's scopes
-on every read and write — two thirds of a call's CPU time to a local server. Plain http
-goes only to this machine or to a network the user trusts (settings.py's rule), so
-that is where a call's own time matters most: this module is an httpx2 transport that
-speaks HTTP/1.1 itself (the wire rules are modelplug.http1's, h11's own) over asyncio's
-Protocol, with a pool of its own. TLS connections keep httpx2's own transport (and its
-certificate handling).
+on every read and write: three fifths to two thirds of a call's CPU time to a local
+server (bench/plain_http.py). Plain http goes only to this machine or to a network the
+user trusts (settings.py's rule), so that is where a call's own time matters most: this
+module is an httpx2 transport that speaks HTTP/1.1 itself (the wire rules are
+modelplug.http1's, h11's own) over asyncio's Protocol, with a pool of its own. TLS
+connections keep httpx2's own transport (and its certificate handling).
 
 What the kit's HTTP path relies on is kept: httpx2's exceptions (a connection closed
 before any byte of an answer is httpcore's "Server disconnected without sending a

@@ -73,7 +73,8 @@ ERROR_BODY_LIMIT = 64 * 1024
 # anything past these bounds is a server that holds the connection open: close it.
 DRAIN_BYTES = 64 * 1024
 DRAIN_SECONDS = 1.0
-# httpcore's words for a keep-alive connection the server had already closed.
+# httpcore's words for a keep-alive connection the server had already closed (the
+# plain-http transport raises the same: plain_http.NO_ANSWER).
 NO_ANSWER = "without sending a response"
 
 # A plugin whose options are the kit's Timeouts writes ``ProviderHTTP(...)`` without
@@ -688,8 +689,9 @@ class Answer:
                 f"the request to {self.route.provider} failed: {type(exc).__name__}",
                 reason="connection lost",
             ) from None
-        # The body is read with read_timeout between reads; httpcore reads this mapping
-        # when the body's first read begins, which is after this point.
+        # The body is read with read_timeout between reads; the transports read this
+        # mapping once the body's reads begin (httpcore2 at the first, plain_http at
+        # each wait), which is after this point.
         request.extensions["timeout"] = {
             **request.extensions["timeout"],
             "read": options.read_timeout,
