@@ -21,11 +21,19 @@ from typing import Any
 
 import pytest
 
+_HANDED_OUT: set[int] = set()
+
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free loopback port not handed out before in this process: what modelplug-redis
+    heard of a Redis is kept by its URL, so a new server must never get an old URL."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 def ping(port: int) -> bool:
@@ -101,11 +109,6 @@ def redis_executable() -> str:
 
 @pytest.fixture
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    # What this process heard of rooms is kept by URL, as for one Redis; a test's server
-    # is a new, empty Redis even when the port (so the URL) is one an earlier test used.
-    from modelplug_redis import counters
-
-    counters._ROOMS.clear()
     server = RedisServer(redis_executable(), tmp_path_factory.mktemp("redis"))
     server.start()
     try:
