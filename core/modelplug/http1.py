@@ -76,10 +76,12 @@ def head_end(buffer: bytes | bytearray, start: int = 0) -> int:
     while it has not all arrived. ``start`` is where to look from: bytes already looked at
     (less the three a line end could straddle) need not be looked at again."""
     start = max(0, start - 3)
-    ends = [at + 4 for at in (buffer.find(b"\r\n\r\n", start),) if at >= 0]
-    ends += [at + 2 for at in (buffer.find(b"\n\n", start),) if at >= 0]
-    ends += [at + 3 for at in (buffer.find(b"\n\r\n", start),) if at >= 0]
-    return min(ends) if ends else -1
+    ends = []
+    for blank in (b"\r\n\r\n", b"\n\n", b"\n\r\n"):
+        at = buffer.find(blank, start)
+        if at >= 0:
+            ends.append(at + len(blank))
+    return min(ends, default=-1)
 
 
 @dataclass(slots=True)

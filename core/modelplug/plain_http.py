@@ -129,7 +129,7 @@ class _Link:
             self.transport.resume_reading()
         conn.reading = waiter = asyncio.get_running_loop().create_future()
         try:
-            await _within(waiter, timeout, "reading the answer")
+            await _within(waiter, timeout, httpx2.ReadTimeout)
         finally:
             conn.reading = None
 
@@ -142,7 +142,7 @@ class _Link:
         if conn.write_paused:
             conn.draining = waiter = asyncio.get_running_loop().create_future()
             try:
-                await _within(waiter, timeout, "writing the request")
+                await _within(waiter, timeout, httpx2.WriteTimeout)
             finally:
                 conn.draining = None
             if conn.error is not None:
@@ -185,30 +185,25 @@ class _Link:
         self.transport.abort()
 
 
-async def _within(waiter: asyncio.Future[None], timeout: float | None, doing: str) -> None:
-    """Wait for ``waiter``, or raise httpx2's timeout for ``doing`` after ``timeout``
-    seconds. A timer that fails the future, rather than asyncio.timeout's cancel scope:
-    it is the same wait for a fraction of the work (two or three waits a call)."""
+async def _within(
+    waiter: asyncio.Future[None], timeout: float | None, error: type[httpx2.TimeoutException]
+) -> None:
+    """Wait for ``waiter``, or raise ``error`` after ``timeout`` seconds. A timer that
+    fails the future, rather than asyncio.timeout's cancel scope: it is the same wait for
+    a fraction of the work (two or three waits a call)."""
     if timeout is None:
         await waiter
         return
-    timer = asyncio.get_running_loop().call_later(timeout, _expire, waiter, doing)
+    timer = asyncio.get_running_loop().call_later(timeout, _expire, waiter, error)
     try:
         await waiter
     finally:
         timer.cancel()
 
 
-_TIMEOUTS = {
-    "reading the answer": httpx2.ReadTimeout,
-    "writing the request": httpx2.WriteTimeout,
-    "waiting for a connection": httpx2.PoolTimeout,
-}
-
-
-def _expire(waiter: asyncio.Future[None], doing: str) -> None:
+def _expire(waiter: asyncio.Future[None], error: type[httpx2.TimeoutException]) -> None:
     if not waiter.done():
-        waiter.set_exception(_TIMEOUTS[doing](f"timed out {doing}"))
+        waiter.set_exception(error("timed out"))
 
 
 class _Pool:
@@ -236,7 +231,7 @@ class _Pool:
             waiter = asyncio.get_running_loop().create_future()
             self.waiting.append(waiter)
             try:
-                await _within(waiter, timeouts.get("pool"), "waiting for a connection")
+                await _within(waiter, timeouts.get("pool"), httpx2.PoolTimeout)
             except BaseException:
                 if waiter in self.waiting:
                     self.waiting.remove(waiter)
