@@ -21,7 +21,7 @@ JSON or a 5-chunk SSE stream, keep-alive; far cheaper than either proxy), the ga
 (``modelplug gateway serve``, one worker), LiteLLM's proxy (one worker), and this one,
 the load generator (httpx2, asyncio).
 
-``compare`` (the default) prints, for the gateway and LiteLLM:
+``compare`` (the default) prints, for the bare relay, the gateway and LiteLLM:
 
 - added latency (proxy minus direct to the upstream), p50 and p99, at a fixed
   100 requests/s, streamed and not;
@@ -42,6 +42,15 @@ settlement with nothing to correct) and with usage that changes every call.
 ``flood`` measures valid calls at 100 req/s on the keys gateway, alone and while another
 process sends 1,000 requests/s of new made-up keys (raw keep-alive sockets, 16 lanes),
 in alternating rounds: p50, p99 and their ratios; and the gateway's CPU per wrong key.
+Each of ``--flood-shapes``: ``bursts``, the lanes in step (16 keys at once, 62.5 times a
+second), and ``even``, the lanes staggered (a key every millisecond).
+
+Both modes also measure a bare relay, the floor (``RELAY``): an ASGI app on the
+gateway's own server settings that parses nothing, relays the upstream's bytes and
+refuses a wrong key with a fixed 401. ``compare`` gives it a column (the first);
+``flood`` floods it the same way after the gateway. What it adds is what the machine and
+the server cost before any gateway work: the part of a target no gateway code can win
+back.
 """
 
 from __future__ import annotations
@@ -112,11 +121,80 @@ except ImportError:
     asyncio.run(main())
 """
 
+# The floor: an ASGI app on the gateway's own server settings (uvicorn, httptools, uvloop,
+# one worker, no access log) that parses nothing and relays the upstream's bytes as they
+# come, over kept-alive raw connections; a request whose authorization is not the one
+# it was given is refused with a fixed 401 before its body is read. What any Python ASGI
+# gateway costs on this machine before it does any work of its own. It knows only this
+# bench's upstream (answers with a content-length).
+RELAY = r"""
+import asyncio, sys, uvicorn
+UP, GOOD = int(sys.argv[2]), ("Bearer " + sys.argv[3]).encode()
+REFUSED = b'{"error":{"message":"the key presented is not valid","type":"invalid_request_error"}}'
+idle = []
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        while (await receive())["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        await send({"type": "lifespan.shutdown.complete"})
+        return
+    for name, value in scope["headers"]:
+        if name == b"authorization" and value != GOOD:
+            await send({"type": "http.response.start", "status": 401, "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(REFUSED)).encode())]})
+            await send({"type": "http.response.body", "body": REFUSED})
+            return
+    if scope["path"] == "/health":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+        return
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    reader, writer = idle.pop() if idle else await asyncio.open_connection("127.0.0.1", UP)
+    writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nhost: upstream\r\n"
+        b"content-type: application/json\r\ncontent-length: "
+        + str(len(body)).encode() + b"\r\n\r\n" + body)
+    head = await reader.readuntil(b"\r\n\r\n")
+    left, kind = 0, b"application/json"
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            left = int(value)
+        elif name.lower() == b"content-type":
+            kind = value.strip()
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", kind)]})
+    while left:
+        data = await reader.read(min(left, 65536))
+        left -= len(data)
+        await send({"type": "http.response.body", "body": data, "more_body": left > 0})
+    idle.append((reader, writer))
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), loop="uvloop", http="httptools",
+    access_log=False, log_level="warning", lifespan="on")
+"""
+
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def start_relay(
+    upstream_url: str, key: str = "bench-relay-key"
+) -> tuple[str, subprocess.Popen[bytes]]:
+    """The bare relay (:data:`RELAY`) in front of the upstream: (its URL, its process)."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-c", RELAY, str(port), upstream_url.rsplit(":", 1)[1], key],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return f"http://127.0.0.1:{port}", process
 
 
 def wait_up(url: str, timeout: float = 60.0) -> None:
@@ -473,11 +551,13 @@ def auth_and_limits(
 FLOOD = r"""
 import asyncio, json, os, secrets, sys, time
 port, rate, seconds = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+# "bursts": the lanes keep one clock, so their keys leave together (16 at once, rate/16
+# times a second); "even": lane i runs i/rate behind lane 0, a key every 1/rate s.
+shape = sys.argv[4]
 BODY = json.dumps({"model": "up/m", "messages": [{"role": "user", "content": "hi"}]}).encode()
 statuses = {}
-async def lane(rate, end):
+async def lane(rate, start, end):
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    start = time.perf_counter()
     n = 0
     while time.perf_counter() < end:
         delay = start + n / rate - time.perf_counter()
@@ -508,7 +588,9 @@ async def main():
     cpu = time.process_time()
     started = time.perf_counter()
     end = started + seconds
-    await asyncio.gather(*(lane(rate / lanes, end) for _ in range(lanes)))
+    first = started + 0.05  # every lane connected by then
+    starts = [first + (i / rate if shape == "even" else 0.0) for i in range(lanes)]
+    await asyncio.gather(*(lane(rate / lanes, start, end) for start in starts))
     took = time.perf_counter() - started
     print(json.dumps({"rate": sum(statuses.values()) / took, "statuses": statuses,
         "cpu": time.process_time() - cpu}), flush=True)
@@ -525,15 +607,24 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_flood(port: str, rate: float, seconds: float) -> subprocess.Popen[str]:
+def start_flood(port: str, rate: float, seconds: float, shape: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", FLOOD, port, str(rate), str(seconds)],
+        [sys.executable, "-c", FLOOD, port, str(rate), str(seconds), shape],
         stdout=subprocess.PIPE,
         text=True,
     )
 
 
-def key_flood(keys_url: str, key: str, seconds: float, rounds: int, rate: float, pid: int) -> None:
+def key_flood(
+    keys_url: str,
+    key: str,
+    seconds: float,
+    rounds: int,
+    rate: float,
+    pid: int,
+    label: str = "keys gateway",
+    shape: str = "bursts",
+) -> None:
     """Latency of valid calls at 100 req/s, alone and under a flood of wrong keys at
     ``rate`` a second from another process, in alternating rounds; and the gateway's
     CPU per wrong key, from a flood alone."""
@@ -542,7 +633,7 @@ def key_flood(keys_url: str, key: str, seconds: float, rounds: int, rate: float,
     auth = {"authorization": f"Bearer {key}"}
     # The flood alone: what one wrong key costs the gateway.
     used = cpu_seconds(pid)
-    out, _ = start_flood(port, rate, seconds).communicate(timeout=120)
+    out, _ = start_flood(port, rate, seconds, shape).communicate(timeout=120)
     used = cpu_seconds(pid) - used
     answered = sum(json.loads(out)["statuses"].values())
     # The sender shares the machine: what it costs is taken from everything else too.
@@ -553,7 +644,7 @@ def key_flood(keys_url: str, key: str, seconds: float, rounds: int, rate: float,
     per_round = []
     for _ in range(rounds):
         calm = [r[0] for r in asyncio.run(fixed_rate(chat, False, seconds, headers=auth))]
-        flood = start_flood(port, rate, seconds + 1.5)
+        flood = start_flood(port, rate, seconds + 1.5, shape)
         time.sleep(0.5)  # the flood is on before the valid calls start
         stormy = [r[0] for r in asyncio.run(fixed_rate(chat, False, seconds, headers=auth))]
         out, _ = flood.communicate(timeout=60)
@@ -571,9 +662,10 @@ def key_flood(keys_url: str, key: str, seconds: float, rounds: int, rate: float,
         "p99 ms": (pct(alone, 0.99) * 1000, pct(flooded, 0.99) * 1000),
     }
     print(
-        f"wrong-key flood: {flood_rate:.0f} requests/s of new made-up keys (answers "
-        f"{statuses}), valid calls at 100 req/s, {rounds} alternating rounds of {seconds:g} s; "
-        f"the gateway's CPU per wrong key {used / answered * 1e6:.0f} us "
+        f"wrong-key flood ({shape}) on the {label}: {flood_rate:.0f} requests/s of new "
+        f"made-up keys (answers {statuses}), valid calls at 100 req/s, {rounds} alternating "
+        f"rounds of {seconds:g} s; "
+        f"the {label}'s CPU per wrong key {used / answered * 1e6:.0f} us "
         f"({used / seconds * 100:.0f}% of a core at {answered / seconds:.0f}/s); the flood's "
         f"sender {sender / answered * 1e6:.0f} us per key ({sender / seconds * 100:.0f}% of a core)"
     )
@@ -590,6 +682,8 @@ def key_flood(keys_url: str, key: str, seconds: float, rounds: int, rate: float,
         json.dumps(
             {
                 "flood": {
+                    "target": label,
+                    "shape": shape,
                     "rate": flood_rate,
                     "statuses": statuses,
                     "cpu_us_per_wrong_key": used / answered * 1e6,
@@ -610,7 +704,12 @@ def compare(args: argparse.Namespace, work: Path, upstream_url: str, processes: 
     gw_port, ll_port = free_port(), free_port()
     gateway = open_gateway(work, upstream_url, gw_port)
     processes.append(gateway)
-    targets = {"gateway": (f"http://127.0.0.1:{gw_port}", gateway)}
+    relay_url, relay = start_relay(upstream_url)
+    processes.append(relay)
+    targets = {
+        "bare relay": (relay_url, relay),
+        "gateway": (f"http://127.0.0.1:{gw_port}", gateway),
+    }
     if args.litellm and Path(args.litellm).exists():
         (work / "litellm.yaml").write_text(
             textwrap.dedent(
@@ -680,6 +779,10 @@ def compare(args: argparse.Namespace, work: Path, upstream_url: str, processes: 
         rows[name] = row
     direct_rps = asyncio.run(throughput(upstream_url + "/v1/chat/completions", args.seconds))[0]
     print(f"upstream alone: {direct_rps:.0f} req/s at 64 streams (the load generator's ceiling)")
+    print(
+        "bare relay: the floor, an ASGI app on the gateway's server settings (uvicorn, "
+        "httptools, uvloop, one worker) relaying bytes and parsing nothing"
+    )
     keys = list(next(iter(rows.values())))
     print(f"{'':34}" + "".join(f"{name:>12}" for name in rows))
     for key in keys:
@@ -730,6 +833,12 @@ def main() -> None:
         "Redis against no auth), flood (valid calls under a wrong-key flood)",
     )
     parser.add_argument("--flood-rate", type=float, default=1000.0)
+    parser.add_argument(
+        "--flood-shapes",
+        default="bursts,even",
+        help="comma-separated: bursts (16 keys at once, rate/16 times a second), even "
+        "(a key every 1/rate s)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (auth, flood)")
     args = parser.parse_args()
     modes = set(args.modes.split(","))
@@ -770,9 +879,20 @@ def main() -> None:
                 ordered = {name: urls[name] for name in ("open", "keys", "gate")}
                 auth_and_limits(ordered, keys.key, redis, args.seconds, args.rounds)
             if "flood" in modes:
-                key_flood(
-                    urls["keys"], keys.key, args.seconds, args.rounds, args.flood_rate, pids["keys"]
-                )
+                # The same floods on the floor: what the machine and the server do to
+                # valid calls before the gateway's own work.
+                relay_url, relay = start_relay(upstream_url)
+                processes.append(relay)
+                wait_up(relay_url + "/health")
+                targets = [
+                    ("keys gateway", urls["keys"], keys.key, pids["keys"]),
+                    ("bare relay", relay_url, "bench-relay-key", relay.pid),
+                ]
+                for shape in args.flood_shapes.split(","):
+                    for label, url, key, pid in targets:
+                        key_flood(
+                            url, key, args.seconds, args.rounds, args.flood_rate, pid, label, shape
+                        )
             for log in logs:
                 warned = [line for line in log.read_text().splitlines() if "degraded" in line]
                 if warned:
