@@ -844,6 +844,8 @@ def main() -> None:
     modes = set(args.modes.split(","))
     if unknown := modes - {"compare", "auth", "flood"}:
         parser.error(f"unknown modes: {', '.join(sorted(unknown))}")
+    if unknown := set(args.flood_shapes.split(",")) - {"bursts", "even"}:
+        parser.error(f"unknown flood shapes: {', '.join(sorted(unknown))} (bursts, even)")
 
     work = Path(tempfile.mkdtemp(prefix="gateway-bench-"))
     up_port = free_port()
