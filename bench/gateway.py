@@ -4,6 +4,7 @@ keys and limits on a real redis-server.
 
     python bench/gateway.py [--seconds 5] [--rss-requests 20000] [--litellm PATH]
     python bench/gateway.py --modes auth,flood [--seconds 3] [--rounds 3]
+        [--flood-shapes bursts,even]
 
 LiteLLM is never a project dependency: install it in a venv of its own and pass its
 ``litellm`` command (skipped when absent)::
@@ -176,6 +177,7 @@ async def app(scope, receive, send):
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), loop="uvloop", http="httptools",
     access_log=False, log_level="warning", lifespan="on")
 """
+RELAY_KEY = "bench-relay-key"  # the one key the relay lets through
 
 
 def free_port() -> int:
@@ -184,9 +186,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_relay(
-    upstream_url: str, key: str = "bench-relay-key"
-) -> tuple[str, subprocess.Popen[bytes]]:
+def start_relay(upstream_url: str, key: str = RELAY_KEY) -> tuple[str, subprocess.Popen[bytes]]:
     """The bare relay (:data:`RELAY`) in front of the upstream: (its URL, its process)."""
     port = free_port()
     process = subprocess.Popen(
@@ -625,9 +625,10 @@ def key_flood(
     label: str = "keys gateway",
     shape: str = "bursts",
 ) -> None:
-    """Latency of valid calls at 100 req/s, alone and under a flood of wrong keys at
-    ``rate`` a second from another process, in alternating rounds; and the gateway's
-    CPU per wrong key, from a flood alone."""
+    """Latency of valid calls at 100 req/s to ``label`` (the keys gateway or the bare
+    relay), alone and under a flood of wrong keys at ``rate`` a second in ``shape`` from
+    another process, in alternating rounds; and its CPU per wrong key, from a flood
+    alone."""
     chat = keys_url + "/v1/chat/completions"
     port = keys_url.rsplit(":", 1)[1]
     auth = {"authorization": f"Bearer {key}"}
@@ -700,7 +701,8 @@ def key_flood(
 
 
 def compare(args: argparse.Namespace, work: Path, upstream_url: str, processes: list[Any]) -> None:
-    """The gateway against LiteLLM's proxy (when given), both open, one worker each."""
+    """The bare relay, the gateway and LiteLLM's proxy (when given), all open, one worker
+    each, in front of the same upstream."""
     gw_port, ll_port = free_port(), free_port()
     gateway = open_gateway(work, upstream_url, gw_port)
     processes.append(gateway)
@@ -888,7 +890,7 @@ def main() -> None:
                 wait_up(relay_url + "/health")
                 targets = [
                     ("keys gateway", urls["keys"], keys.key, pids["keys"]),
-                    ("bare relay", relay_url, "bench-relay-key", relay.pid),
+                    ("bare relay", relay_url, RELAY_KEY, relay.pid),
                 ]
                 for shape in args.flood_shapes.split(","):
                     for label, url, key, pid in targets:
