@@ -25,7 +25,7 @@ import select
 import socket
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx2
@@ -44,7 +44,7 @@ from .http1 import (
     request_head,
 )
 
-__all__ = ["PlainHTTPTransport"]
+__all__ = ["PlainHTTPTransport", "PlainResponse"]
 
 # Bytes held for a reader that has not asked for them yet, before the socket is paused.
 READ_HIGH_WATER = 256 * 1024
@@ -410,6 +410,57 @@ class _Body(httpx2.AsyncByteStream):
         self._finish(reuse=False)
 
 
+def _head(url: httpx2.URL, method: bytes, headers: list[tuple[bytes, bytes]]) -> bytes:
+    if url.raw_scheme != b"http":
+        raise httpx2.UnsupportedProtocol(f"{url.scheme}:// is not sent over plain http")
+    try:
+        return request_head(method, url.raw_path, headers)
+    except BadRequest as exc:
+        raise httpx2.LocalProtocolError(str(exc)) from None
+
+
+class PlainResponse:
+    """An answer of :meth:`PlainHTTPTransport.exchange`: what the kit reads of an
+    httpx2.Response (``status_code``, ``headers``, ``aiter_bytes``, ``aclose``) and
+    nothing it does not (the headers are made into httpx2.Headers when asked for)."""
+
+    __slots__ = ("_body", "_headers", "_raw", "status_code")
+
+    def __init__(self, answer: Answer, body: _Body) -> None:
+        self.status_code = answer.status
+        self._raw = answer.headers
+        self._headers: httpx2.Headers | None = None
+        self._body = body
+
+    @property
+    def headers(self) -> httpx2.Headers:
+        if self._headers is None:
+            self._headers = httpx2.Headers(self._raw)
+        return self._headers
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The body's bytes as they come, decoded as httpx2 decodes them (an encoded
+        body goes through an httpx2.Response for its decoders)."""
+        for name, value in self._raw:
+            if name.lower() == b"content-encoding" and value.strip().lower() != b"identity":
+                response = httpx2.Response(self.status_code, headers=self._raw, stream=self._body)
+                return response.aiter_bytes()
+        return self._chunks()
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        parts = self._body.__aiter__()
+        try:
+            async for part in parts:
+                if part:
+                    yield part
+        finally:
+            # Closed with this one, not left for the loop to close at collection.
+            await parts.aclose()  # type: ignore[attr-defined]
+
+    async def aclose(self) -> None:
+        await self._body.aclose()
+
+
 class PlainHTTPTransport(httpx2.AsyncBaseTransport):
     """An httpx2 transport for ``http://`` URLs, pooled like httpx2's own (mount it for
     ``"http://"`` only, and only where no proxy is configured for http)."""
@@ -419,30 +470,63 @@ class PlainHTTPTransport(httpx2.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         url = request.url
-        if url.raw_scheme != b"http":
-            raise httpx2.UnsupportedProtocol(f"{url.scheme}:// is not sent over plain http")
         method = request.method.encode("ascii")
-        try:
-            head = request_head(method, url.raw_path, request.headers.raw)
-        except BadRequest as exc:
-            raise httpx2.LocalProtocolError(str(exc)) from None
-        extensions = request.extensions
+        head = _head(url, method, request.headers.raw)
+
+        async def send(link: _Link) -> None:
+            await self._send(link, head, request)
+
+        answer, body = await self._exchange(url, method, send, request.extensions)
+        return httpx2.Response(
+            status_code=answer.status,
+            headers=answer.headers,
+            stream=body,
+            extensions={"http_version": answer.version, "reason_phrase": answer.reason},
+        )
+
+    async def exchange(
+        self,
+        method: str,
+        url: httpx2.URL,
+        headers: list[tuple[bytes, bytes]],
+        content: bytes,
+        extensions: Mapping[str, Any],
+    ) -> PlainResponse:
+        """One request with a body of bytes, sent with exactly ``headers`` (the caller's
+        Host and Content-Length included), answered without an httpx2 Request or
+        Response around it: on loopback those objects, their headers and the client's
+        layers around them cost about as much as the exchange itself
+        (bench/plain_http.py). The same pool, wire rules, timeouts (``extensions``'
+        ``timeout``, read at each wait) and exceptions as :meth:`handle_async_request`.
+        """
+        method_bytes = method.encode("ascii")
+        data = _head(url, method_bytes, headers) + content
+
+        async def send(link: _Link) -> None:
+            # Head and body in one write: the server wakes once to a whole request.
+            await link.write(data, _timeout(extensions, "write"))
+
+        answer, body = await self._exchange(url, method_bytes, send, extensions)
+        return PlainResponse(answer, body)
+
+    async def _exchange(
+        self,
+        url: httpx2.URL,
+        method: bytes,
+        send: Callable[[_Link], Awaitable[None]],
+        extensions: Mapping[str, Any],
+    ) -> tuple[Answer, _Body]:
         key = (url.raw_host.decode("ascii"), url.port or 80)
         link = await self._pool.acquire(key, extensions.get("timeout") or {})
         try:
-            await self._send(link, head, request)
-            answer, body = await self._answer(link, method, extensions)
+            await send(link)
+            answer, framing = await self._answer(link, method, extensions)
         except BaseException as exc:
             self._pool.release(link, reuse=False)
             if isinstance(exc, BadAnswer):
                 raise httpx2.RemoteProtocolError(str(exc)) from None
             raise
-        return httpx2.Response(
-            status_code=answer.status,
-            headers=answer.headers,
-            stream=_Body(self._pool, link, body, keeps_alive(answer, body), extensions),
-            extensions={"http_version": answer.version, "reason_phrase": answer.reason},
-        )
+        return answer, _Body(self._pool, link, framing, keeps_alive(answer, framing), extensions)
 
     async def _send(self, link: _Link, head: bytes, request: httpx2.Request) -> None:
         write_timeout = _timeout(request.extensions, "write")

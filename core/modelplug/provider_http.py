@@ -4,7 +4,10 @@ What differs between providers is the request body and the event reader; this mo
 what they share, written once:
 
 - one shared ``httpx2.AsyncClient`` per plugin and event loop, its pool sized by core's
-  ``[http]`` table, never following a redirect (it would carry the key elsewhere);
+  ``[http]`` table, never following a redirect (it would carry the key elsewhere); a
+  request over plain http goes to the client's own transport straight
+  (:mod:`modelplug.plain_http`), with the same bytes on the wire, unless the client
+  has something to add (cookies, auth, event hooks);
 - the timeouts every plugin reads under the same names (:class:`Timeouts`);
 - one resend, at once and with no notice, when a pooled keep-alive connection turns out
   dead before the server read the request (llama.cpp's server closes its connection
@@ -34,9 +37,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic
 from urllib.parse import urlsplit
@@ -49,6 +52,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from .client import Client
+    from .plain_http import PlainHTTPTransport, PlainResponse
     from .routes import Route
     from .settings import Settings
     from .types import Response
@@ -302,7 +306,7 @@ class WireErrors:
         kind = response.headers.get("content-type", "").split(";")[0].strip()
         route = answer.route
         return self.make(
-            f"{route.provider} ({answer.method} {response.request.url.path}): the answer "
+            f"{route.provider} ({answer.method} {urlsplit(answer.url).path}): the answer "
             f"(status {response.status_code}, {kind or 'no content type'}) {what}; base_url "
             "may point at the wrong server (or at a proxy's login page)",
             ErrorClass(
@@ -422,6 +426,11 @@ class _Shared(Generic[OptionsT]):
     # The timeouts a request is sent with (first_byte_timeout as the read timeout until
     # the headers arrive), made once: the same for every call.
     send_timeout: httpx2.Timeout
+    # The client's own plain-http transport, when it has one: a request it can take
+    # goes to it straight (see _Send), past httpx2's client layers.
+    plain: PlainHTTPTransport | None = None
+    # The headers httpx2 would add to every request (Accept, User-Agent, ...).
+    defaults: tuple[tuple[bytes, bytes], ...] = ()
 
     async def aclose(self) -> None:
         # Client.aclose closes what async_http keeps, and that is this pair.
@@ -468,11 +477,12 @@ class ProviderHTTP(Generic[OptionsT]):
                 pool=options.connect_timeout,
             )
             limits = http_limits(client.settings)
+            mounts = _plain_http_mounts(limits)
             http = httpx2.AsyncClient(
                 timeout=timeout,
                 follow_redirects=False,
                 limits=limits,
-                mounts=_plain_http_mounts(limits),
+                mounts=mounts,
             )
             send_timeout = httpx2.Timeout(
                 connect=options.connect_timeout,
@@ -480,7 +490,12 @@ class ProviderHTTP(Generic[OptionsT]):
                 write=options.write_timeout,
                 pool=options.connect_timeout,
             )
-            return _Shared(http, options, send_timeout)
+            plain = mounts["http://"] if mounts else None
+            # Only while the client sends plain http through it (a test that replaces the
+            # client's transports with a mock must not be bypassed).
+            if plain is not None and _http_transport(http) is not plain:
+                plain = None
+            return _Shared(http, options, send_timeout, plain, tuple(http.headers.raw))
 
         shared: _Shared[OptionsT] = client.async_http(self.name, make)
         return shared
@@ -546,7 +561,7 @@ class ProviderHTTP(Generic[OptionsT]):
         return data
 
 
-def _plain_http_mounts(limits: httpx2.Limits) -> dict[str, httpx2.AsyncBaseTransport] | None:
+def _plain_http_mounts(limits: httpx2.Limits) -> dict[str, PlainHTTPTransport] | None:
     """``http://`` on asyncio's own transports (:mod:`modelplug.plain_http`), unless the
     environment sends plain http through a proxy (httpx2's own transport does that)."""
     from urllib.request import getproxies
@@ -559,6 +574,15 @@ def _plain_http_mounts(limits: httpx2.Limits) -> dict[str, httpx2.AsyncBaseTrans
     return {"http://": PlainHTTPTransport(limits)}
 
 
+def _http_transport(http: httpx2.AsyncClient) -> object:
+    import httpx2
+
+    try:
+        return http._transport_for_url(httpx2.URL("http://127.0.0.1/"))
+    except AttributeError:  # an httpx2 without it: no direct path
+        return None
+
+
 # Parsing a URL costs tens of microseconds a call, and a plugin sends to the same few
 # URLs again and again; httpx2's URL is immutable, so one parse serves every call.
 @lru_cache(maxsize=256)
@@ -566,6 +590,99 @@ def _parsed_url(url: str) -> httpx2.URL:
     import httpx2
 
     return httpx2.URL(url)
+
+
+class _Send:
+    """One request, ready to be sent (and sent again once, when a dead pooled
+    connection took it). A request the client's plain-http transport can take (a body,
+    no credentials in the URL, nothing the client would add: see _plain_client) goes to
+    it straight, with the headers httpx2 would have sent, in its order: a loopback
+    call's httpx2 Request, Response and client layers cost about what the exchange
+    does. Any other goes through httpx2."""
+
+    __slots__ = ("_call", "_set_cookies", "extensions")
+
+    def __init__(
+        self,
+        shared: _Shared[Any],
+        method: str,
+        url: str,
+        body: bytes | None,
+        headers: Mapping[str, str],
+    ) -> None:
+        parsed = _parsed_url(url)
+        plain = shared.plain
+        http = shared.http
+        given = None
+        direct = plain is not None and body and parsed.raw_scheme == b"http"
+        if direct and not parsed.userinfo and _plain_client(http):
+            given = _as_sent(shared.defaults, headers, parsed.netloc, len(body or b""))
+        #: the request's extensions, whose timeouts :meth:`Answer._send` changes.
+        self.extensions: dict[str, Any]
+        self._set_cookies: Callable[[PlainResponse], None] | None = None
+        self._call: Callable[[], Awaitable[httpx2.Response | PlainResponse]]
+        if given is not None:
+            assert plain is not None and body is not None
+            self.extensions = {"timeout": shared.send_timeout.as_dict()}
+            self._call = partial(plain.exchange, method, parsed, given, body, self.extensions)
+            self._set_cookies = partial(_keep_cookies, http, method, parsed)
+        else:
+            request = http.build_request(
+                method, parsed, content=body, headers=dict(headers), timeout=shared.send_timeout
+            )
+            self.extensions = request.extensions
+            self._call = partial(http.send, request, stream=True)
+
+    async def __call__(self) -> httpx2.Response | PlainResponse:
+        response = await self._call()
+        if self._set_cookies is not None:
+            self._set_cookies(response)  # type: ignore[arg-type]
+        return response
+
+
+def _plain_client(http: httpx2.AsyncClient) -> bool:
+    """Whether the client would add nothing of its own to a request: no cookies kept,
+    no auth, no event hooks (someone watching its requests, a test or a user)."""
+    hooks = http.event_hooks
+    return not (http.cookies or http.auth or hooks["request"] or hooks["response"])
+
+
+def _as_sent(
+    defaults: tuple[tuple[bytes, bytes], ...],
+    headers: Mapping[str, str],
+    host: bytes,
+    length: int,
+) -> list[tuple[bytes, bytes]] | None:
+    """The headers httpx2 sends for a request with a body of ``length`` bytes: Host,
+    the client's defaults the request does not set, the request's, Content-Length.
+    None for a header httpx2 would refuse (not ASCII): it is sent there, to refuse it."""
+    try:
+        given = [(name.encode("ascii"), value.encode("ascii")) for name, value in headers.items()]
+    except (UnicodeEncodeError, AttributeError):
+        return None
+    names = {name.lower() for name, _ in given}
+    sent = [] if b"host" in names else [(b"Host", host)]
+    sent += [(name, value) for name, value in defaults if name.lower() not in names]
+    sent += given
+    if b"content-length" not in names and b"transfer-encoding" not in names:
+        sent.append((b"Content-Length", str(length).encode("ascii")))
+    return sent
+
+
+def _keep_cookies(
+    http: httpx2.AsyncClient, method: str, url: httpx2.URL, response: PlainResponse
+) -> None:
+    """Cookies an answer sets go into the client's jar, as httpx2 keeps them (the next
+    request then goes through httpx2, which sends them)."""
+    import httpx2
+
+    if "set-cookie" in response.headers:
+        kept = httpx2.Response(
+            response.status_code,
+            headers=response.headers,
+            request=httpx2.Request(method, url),
+        )
+        http.cookies.extract_cookies(kept)
 
 
 class Answer:
@@ -632,6 +749,11 @@ class Answer:
         return self.response.headers
 
     @property
+    def url(self) -> str:
+        """The URL the request went to."""
+        return self._url
+
+    @property
     def base(self) -> str:
         """Where the request went, as messages name it: the route's base URL, or the
         URL's scheme and host when the route holds none (a provider's built-in URL)."""
@@ -650,7 +772,7 @@ class Answer:
     async def __aenter__(self) -> Answer:
         shared = self.http.shared(self.client)
         self.options = shared.options
-        self.response = await self._send(shared.http, shared.send_timeout)
+        self.response = await self._send(shared)
         try:
             await self._check()
         except BaseException:
@@ -658,25 +780,18 @@ class Answer:
             raise
         return self
 
-    async def _send(self, http: httpx2.AsyncClient, timeout: httpx2.Timeout) -> httpx2.Response:
+    async def _send(self, shared: _Shared[Any]) -> httpx2.Response | PlainResponse:
         import httpx2
 
-        options = self.options
-        request = http.build_request(
-            self.method,
-            _parsed_url(self._url),
-            content=self._body,
-            headers=dict(self._headers),
-            timeout=timeout,
-        )
+        send = _Send(shared, self.method, self._url, self._body, self._headers)
         try:
             try:
-                response = await http.send(request, stream=True)
+                response = await send()
             except httpx2.TransportError as exc:
                 if not _never_answered(exc):
                     raise
                 # Once, at once: a dead pooled connection, not a struggling server.
-                response = await http.send(request, stream=True)
+                response = await send()
         except httpx2.ConnectError:
             raise self.errors.unreachable(
                 self.route, base=self.base, settings=self.client.settings
@@ -692,9 +807,9 @@ class Answer:
         # The body is read with read_timeout between reads; the transports read this
         # mapping once the body's reads begin (httpcore2 at the first, plain_http at
         # each wait), which is after this point.
-        request.extensions["timeout"] = {
-            **request.extensions["timeout"],
-            "read": options.read_timeout,
+        send.extensions["timeout"] = {
+            **send.extensions["timeout"],
+            "read": self.options.read_timeout,
         }
         return response
 
