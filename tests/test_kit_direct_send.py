@@ -106,50 +106,32 @@ def test_a_cookie_the_server_sets_is_sent_back_on_the_next_call(make_client):
     assert b"Cookie: lb=node7" in heads[1]
 
 
+async def call_once(
+    client: Client, served: bytes, headers: dict[str, str], heads: list[bytes]
+) -> bytes:
+    """One call through the kit to a server answering ``served``; ``heads`` gets what
+    the server read."""
+    server = await serve([served], heads)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    try:
+        return await through_kit(client, url, headers)
+    finally:
+        await client.aclose()
+        server.close()
+
+
 def test_an_encoded_answer_is_decoded_as_httpx2_decodes_it(make_client):
-    packed = gzip.compress(SSE)
-
-    async def run() -> bytes:
-        server = await serve([answer(packed, b"content-encoding: gzip\r\n")], [])
-        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-        client = make_client()
-        try:
-            return await through_kit(client, url, {})
-        finally:
-            await client.aclose()
-            server.close()
-
-    assert asyncio.run(run()) == SSE
+    served = answer(gzip.compress(SSE), b"content-encoding: gzip\r\n")
+    assert asyncio.run(call_once(make_client(), served, {}, [])) == SSE
 
 
 def test_a_header_httpx2_refuses_is_refused_as_before(make_client):
-    async def run() -> None:
-        server = await serve([answer()], [])
-        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-        client = make_client()
-        try:
-            await through_kit(client, url, {"x-name": "caf\u00e9"})
-        finally:
-            await client.aclose()
-            server.close()
-
     with pytest.raises(UnicodeEncodeError):
-        asyncio.run(run())
+        asyncio.run(call_once(make_client(), answer(), {"x-name": "caf\u00e9"}, []))
 
 
 def test_a_header_with_a_line_break_never_reaches_the_wire(make_client):
     heads: list[bytes] = []
-
-    async def run() -> None:
-        server = await serve([answer()], heads)
-        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-        client = make_client()
-        try:
-            await through_kit(client, url, {"x-name": "a\r\nx-injected: 1"})
-        finally:
-            await client.aclose()
-            server.close()
-
     with pytest.raises((ModelError, httpx2.LocalProtocolError)):
-        asyncio.run(run())
+        asyncio.run(call_once(make_client(), answer(), {"x-name": "a\r\nx-injected: 1"}, heads))
     assert heads == []

@@ -600,7 +600,7 @@ class _Send:
     call's httpx2 Request, Response and client layers cost about what the exchange
     does. Any other goes through httpx2."""
 
-    __slots__ = ("_call", "_set_cookies", "extensions")
+    __slots__ = ("_call", "extensions")
 
     def __init__(
         self,
@@ -611,33 +611,46 @@ class _Send:
         headers: Mapping[str, str],
     ) -> None:
         parsed = _parsed_url(url)
-        plain = shared.plain
         http = shared.http
-        given = None
-        direct = plain is not None and body and parsed.raw_scheme == b"http"
-        if direct and not parsed.userinfo and _plain_client(http):
-            given = _as_sent(shared.defaults, headers, parsed.netloc, len(body or b""))
+        plain = shared.plain
         #: the request's extensions, whose timeouts :meth:`Answer._send` changes.
         self.extensions: dict[str, Any]
-        self._set_cookies: Callable[[PlainResponse], None] | None = None
         self._call: Callable[[], Awaitable[httpx2.Response | PlainResponse]]
-        if given is not None:
-            assert plain is not None and body is not None
-            self.extensions = {"timeout": shared.send_timeout.as_dict()}
-            self._call = partial(plain.exchange, method, parsed, given, body, self.extensions)
-            self._set_cookies = partial(_keep_cookies, http, method, parsed)
-        else:
-            request = http.build_request(
-                method, parsed, content=body, headers=dict(headers), timeout=shared.send_timeout
-            )
-            self.extensions = request.extensions
-            self._call = partial(http.send, request, stream=True)
+        if plain is not None and body and _direct_url(parsed) and _plain_client(http):
+            given = _as_sent(shared.defaults, headers, parsed.netloc, len(body))
+            if given is not None:
+                self.extensions = {"timeout": shared.send_timeout.as_dict()}
+                self._call = partial(
+                    _direct, plain, http, method, parsed, given, body, self.extensions
+                )
+                return
+        request = http.build_request(
+            method, parsed, content=body, headers=dict(headers), timeout=shared.send_timeout
+        )
+        self.extensions = request.extensions
+        self._call = partial(http.send, request, stream=True)
 
-    async def __call__(self) -> httpx2.Response | PlainResponse:
-        response = await self._call()
-        if self._set_cookies is not None:
-            self._set_cookies(response)  # type: ignore[arg-type]
-        return response
+    def __call__(self) -> Awaitable[httpx2.Response | PlainResponse]:
+        return self._call()
+
+
+async def _direct(
+    plain: PlainHTTPTransport,
+    http: httpx2.AsyncClient,
+    method: str,
+    url: httpx2.URL,
+    headers: list[tuple[bytes, bytes]],
+    body: bytes,
+    extensions: dict[str, Any],
+) -> PlainResponse:
+    response = await plain.exchange(method, url, headers, body, extensions)
+    _keep_cookies(http, method, url, response)
+    return response
+
+
+def _direct_url(url: httpx2.URL) -> bool:
+    """Plain http with no credentials in it (httpx2 would turn those into auth)."""
+    return url.raw_scheme == b"http" and not url.userinfo
 
 
 def _plain_client(http: httpx2.AsyncClient) -> bool:
