@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
 
 import httpx2
 from modelplug_gateway.corked import PROTOCOL, CorkedHTTPProtocol, CorkedTransport
@@ -137,3 +138,28 @@ def _unchunk(data: bytes) -> bytes:
         out += rest[:n]
         assert rest[n : n + 2] == b"\r\n"
         data = rest[n + 2 :]
+
+
+def test_an_answer_leaves_when_it_is_complete_not_after_the_apps_work_behind_it(
+    serve,
+) -> None:
+    """The last send of an answer writes it at once: an app that goes on working in the
+    same turn (here it blocks the loop until the caller has read the whole answer) does
+    not hold the caller's bytes back."""
+    read_whole = threading.Event()
+
+    async def app(scope: dict, receive: object, send: object) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] == "lifespan.startup":  # type: ignore[operator]
+                await send({"type": "lifespan.startup.complete"})  # type: ignore[operator]
+            await send({"type": "lifespan.shutdown.complete"})  # type: ignore[operator]
+            return
+        headers = [(b"content-type", b"text/plain")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})  # type: ignore[operator]
+        await send({"type": "http.response.body", "body": b"whole"})  # type: ignore[operator]
+        read_whole.wait(10)  # the bookkeeping after an answer, taken to the extreme
+
+    with serve(app) as url:
+        answer = httpx2.get(url + "/", timeout=5)
+        read_whole.set()
+    assert answer.status_code == 200 and answer.text == "whole"

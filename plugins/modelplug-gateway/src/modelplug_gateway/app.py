@@ -20,6 +20,7 @@ from modelplug.plugin import ModelError, ModelplugError
 
 from .auth import OpenGate, Refusal, Ticket
 from .errors import kind_for_status, status_for
+from .long_lived import freeze_once
 from .metrics import Metrics
 from .model_spec import check_model
 from .replay_target import mark_replay_target
@@ -331,6 +332,8 @@ class Gateway:
                 latency_ms=took * 1000,
                 overhead_ms=None if before is None else before * 1000,
             )
+            if status == 200:
+                freeze_once()
 
     async def _complete(
         self,

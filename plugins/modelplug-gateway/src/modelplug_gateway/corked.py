@@ -1,6 +1,8 @@
 """uvicorn's HTTP protocol with its writes corked per turn of the event loop: what the app
 sends in one turn (a stream's head and first frame, the frames of one upstream read, a
-body and its end) leaves as one write to the socket, at the end of that turn.
+body and its end) leaves as one write to the socket, at the end of that turn, or as
+soon as the answer is complete (its last bytes do not wait for the app's bookkeeping
+after its last send).
 
 uvicorn writes every ASGI message to the socket at once: a streamed answer of seven
 frames is nine system calls, and each one wakes the caller's process to read a few
@@ -81,6 +83,13 @@ class CorkedHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         loop = asyncio.get_running_loop()
         super().connection_made(CorkedTransport(transport, loop))  # type: ignore[arg-type]
+
+    def on_response_complete(self) -> None:
+        # The answer's last bytes leave now: the app's bookkeeping after its last send
+        # (metrics, the request log, closing the upstream stream) runs in the same turn,
+        # and the caller should not wait for it.
+        self.transport.flush()
+        super().on_response_complete()
 
 
 PROTOCOL = f"{__name__}:CorkedHTTPProtocol"
