@@ -8,24 +8,41 @@ holds genai-prices' own matching rules in its own order, and :func:`find_window`
 applies them as ``DataSnapshot.find_provider_model`` does, so the answer is the same
 (tests/test_model_index.py checks every model of the data, and spellings around them).
 
-The index answers only for the genai-prices version it was built from, and only while
-genai-prices' bundled data is the one in use: after an upgrade, with live updates on,
-or with a snapshot someone set, :func:`find_window` asks genai-prices itself.
+The shipped index answers only for the genai-prices version it was built from. With
+another version installed (genai-prices releases more often than this plugin), the
+first resolve builds the index for that version from genai-prices itself and keeps it
+in modelplug's data directory (``prices/model_index-<version>.json``, owner-only), so
+only that one process pays genai-prices' import. While genai-prices' bundled data is
+not the one in use (live updates on, or a snapshot someone set), :func:`find_window`
+asks genai-prices itself.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from datetime import date
 from importlib import metadata
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-__all__ = ["Answer", "find_window", "index_matches_installed", "load_index", "lookup"]
+if TYPE_CHECKING:
+    from modelplug.plugin import Settings
+
+__all__ = [
+    "Answer",
+    "current_index",
+    "find_window",
+    "index_matches_installed",
+    "installed_version",
+    "load_index",
+    "lookup",
+]
 
 INDEX_PATH = Path(__file__).with_name("model_index.json")
 Clause = Mapping[str, Any]
@@ -46,13 +63,73 @@ def load_index() -> Mapping[str, Any]:
 
 
 @functools.cache
-def index_matches_installed() -> bool:
-    """True when the index was built from the installed genai-prices."""
+def installed_version() -> str | None:
+    """The installed genai-prices' version, read from its metadata (no import)."""
     try:
-        installed = metadata.version("genai-prices")
+        return metadata.version("genai-prices")
     except metadata.PackageNotFoundError:
-        return False
-    return bool(installed == load_index()["genai_prices_version"])
+        return None
+
+
+def index_matches_installed() -> bool:
+    """True when the shipped index was built from the installed genai-prices."""
+    installed = installed_version()
+    return installed is not None and installed == load_index()["genai_prices_version"]
+
+
+_built: dict[Path, Mapping[str, Any]] = {}
+
+
+def current_index(settings: Settings) -> Mapping[str, Any] | None:
+    """The index for the installed genai-prices: the shipped one when it matches, else
+    the one kept in the settings' data directory for this version, else one built now
+    (importing genai-prices once) and kept there for the next process; None without
+    genai-prices."""
+    if index_matches_installed():
+        return load_index()
+    version = installed_version()
+    if version is None:
+        return None
+    path = settings.data_dir() / "prices" / f"model_index-{version}.json"
+    if path in _built:
+        return _built[path]
+    index = _read_kept(path, version)
+    if index is None:
+        from .build_index import build
+
+        index = build()
+        _keep(path, index)
+    _built[path] = index
+    return index
+
+
+def _read_kept(path: Path, version: str) -> Mapping[str, Any] | None:
+    """A kept index, or None when it is missing, unreadable or for another version
+    (a half-written or hand-edited file is rebuilt, never trusted)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("genai_prices_version") != version:
+        return None
+    if not isinstance(data.get("providers"), list):
+        return None
+    return data
+
+
+def _keep(path: Path, index: Mapping[str, Any]) -> None:
+    """Write the index for later processes, atomically and owner-only; a directory
+    that cannot be written only means the next process builds it again."""
+    from .build_index import render
+
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".model_index-")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(render(dict(index)))
+        os.replace(temporary, path)
+    except OSError:
+        return
 
 
 def _bundled_data_in_use() -> bool:
@@ -163,16 +240,18 @@ def lookup(ref: str, pid: str, index: Mapping[str, Any] | None = None) -> Answer
     return Answer(provider["id"], model[0], model[2])
 
 
-def find_window(provider: str, model: str) -> Answer | None:
+def find_window(provider: str, model: str, settings: Settings) -> Answer | None:
     """The model a route names as genai-prices would find it (see
-    :func:`modelplug_prices.table.find`): from the index when it is valid, else from
+    :func:`modelplug_prices.table.find`): from the index for the installed genai-prices
+    (see :func:`current_index`) while its bundled data is in use, else from
     genai-prices itself."""
     from .table import candidate_refs, provider_id
 
     pid = provider_id(provider)
-    if index_matches_installed() and _bundled_data_in_use():
+    index = current_index(settings) if _bundled_data_in_use() else None
+    if index is not None:
         for ref in candidate_refs(model):
-            answer = lookup(ref, pid)
+            answer = lookup(ref, pid, index)
             if answer is not None:
                 return answer
         return None

@@ -134,9 +134,9 @@ def _window_info(route: Route, settings: Settings, input_limit: int | None) -> M
     own = lookup(route.model, WINDOWS)
     window, max_output = own[1] if own else (input_limit, None)
     if not route.endpoint.local:
-        # From the compact index when it matches the installed genai-prices: resolving
-        # a route never imports genai-prices (see modelplug_prices.index).
-        found = find_window(route.provider, route.model)
+        # From the compact index for the installed genai-prices: resolving a route
+        # never imports genai-prices (see modelplug_prices.index).
+        found = find_window(route.provider, route.model, settings)
         if found is not None and found.context_window:
             window = found.context_window
     user = settings.model_settings(route.provider, route.model)
