@@ -56,7 +56,10 @@ def coerce_request(request: RequestLike | None, fields: Mapping[str, Any]) -> Re
 
 
 async def guarded_stream(
-    client: Client, spec: str | None, request: RequestLike | None, fields: Mapping[str, Any]
+    client: Client,
+    spec: str | Route | None,
+    request: RequestLike | None,
+    fields: Mapping[str, Any],
 ) -> AsyncIterator[Event]:
     """:meth:`Client.astream`'s body: deltas, notices, then exactly one priced Done."""
     req = coerce_request(request, fields)
@@ -64,10 +67,10 @@ async def guarded_stream(
         from .structured import check_schema, structured_stream
 
         check_schema(req.output_schema)
-        route = client.resolve(spec)
+        route = client.route_for(spec)
         stream = structured_stream(client, route, req)
     else:
-        route = client.resolve(spec)
+        route = client.route_for(spec)
         stream = client.open_stream(route, req)
     # Streams open on this client and loop: at [http] max_connections, say so first
     # rather than wait for a connection in silence (see modelplug.http_pool).

@@ -309,6 +309,13 @@ class Client:
         """Turn a spec, alias or role into a Route (no key in it)."""
         return self._resolve(spec, None)
 
+    def route_for(self, spec: str | Route | None) -> Route:
+        """The route a call goes to: ``spec`` itself when it is already a Route (one
+        resolved earlier and kept by the caller), else :meth:`resolve`'s answer."""
+        if isinstance(spec, Route):
+            return spec
+        return self._resolve(spec, None)
+
     def _resolve(self, spec: str | None, sources: dict[str, str] | None) -> Route:
         """:meth:`resolve`, noting in ``sources`` (when given) who said the route's
         context window and max output: the user's settings, the provider plugin or the
@@ -561,11 +568,15 @@ class Client:
     # -- async API -------------------------------------------------------------------
 
     def astream(
-        self, spec: str | None = None, request: RequestLike | None = None, **fields: Any
+        self, spec: str | Route | None = None, request: RequestLike | None = None, **fields: Any
     ) -> AsyncIterator[Event]:
         """Stream events: deltas, notices, then exactly one Done with the Response.
 
-        :param spec: ``provider/model``, an alias or a role (None: the default model).
+        :param spec: ``provider/model``, an alias or a role (None: the default model), or
+            a Route from :meth:`resolve` kept for many calls: it is used as it is, not
+            resolved again (a program that calls one model often skips the resolving;
+            it sees a change of settings, environment or probe only when it resolves
+            anew).
         :param request: a string, OpenAI-style messages, a dict or a Request.
         :param fields: Request fields to set (``max_tokens=...``, ``tools=[...]``).
         :raises RequestError: the request is invalid (before any network call).
@@ -578,7 +589,7 @@ class Client:
 
     async def acomplete(
         self,
-        spec: str | None = None,
+        spec: str | Route | None = None,
         request: RequestLike | None = None,
         *,
         on_event: EventCallback | None = None,
@@ -599,7 +610,7 @@ class Client:
 
     async def aembed(
         self,
-        spec: str | None = None,
+        spec: str | Route | None = None,
         inputs: str | Sequence[str] = (),
         *,
         dimensions: int | None = None,
@@ -607,7 +618,8 @@ class Client:
     ) -> Embeddings:
         """Embed texts: one vector per input, in their order.
 
-        :param spec: ``provider/model``, an alias or a role (None: the default model).
+        :param spec: ``provider/model``, an alias or a role (None: the default model), or
+            a Route from :meth:`resolve` (used as it is, as in :meth:`astream`).
         :param inputs: a str (one vector) or a list of str.
         :param dimensions: the vector size to ask for, where the model can shorten them.
         :param fields: EmbedRequest fields: ``extra={...}`` for provider fields.
@@ -622,14 +634,14 @@ class Client:
     # -- sync facades ----------------------------------------------------------------
 
     def stream(
-        self, spec: str | None = None, request: RequestLike | None = None, **fields: Any
+        self, spec: str | Route | None = None, request: RequestLike | None = None, **fields: Any
     ) -> Iterator[Event]:
         """The sync form of :meth:`astream`."""
         return self._iterate(lambda: self.astream(spec, request, **fields))
 
     def complete(
         self,
-        spec: str | None = None,
+        spec: str | Route | None = None,
         request: RequestLike | None = None,
         *,
         on_event: EventCallback | None = None,
@@ -646,7 +658,7 @@ class Client:
 
     def embed(
         self,
-        spec: str | None = None,
+        spec: str | Route | None = None,
         inputs: str | Sequence[str] = (),
         *,
         dimensions: int | None = None,
@@ -840,6 +852,11 @@ class Client:
 def _checked_spec(spec: str) -> str:
     """A spec without surrounding white space; one with white space inside, or nothing
     left, is refused rather than resolved to a model named " "."""
+    if not isinstance(spec, str):
+        raise TypeError(
+            f"the model must be a spec (provider/model, an alias or a role) or a Route "
+            f"from Client.resolve(), not {type(spec).__name__}"
+        )
     stripped = spec.strip()
     if not stripped or any(c.isspace() for c in stripped):
         from .known_providers import example_spec

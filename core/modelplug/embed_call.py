@@ -71,14 +71,14 @@ def _texts(inputs: object) -> list[str]:
 
 async def guarded_embed(
     client: Client,
-    spec: str | None,
+    spec: str | Route | None,
     inputs: str | Sequence[str],
     dimensions: int | None,
     fields: Mapping[str, Any],
 ) -> Embeddings:
     """:meth:`Client.aembed`'s body."""
     request = embed_request(inputs, dimensions, fields)
-    route = client.resolve(spec)
+    route = client.route_for(spec)
     too_long = overlong_input(route, request)
     if too_long is not None:
         raise too_long

@@ -25,6 +25,7 @@ from .metrics import Metrics
 from .model_spec import check_model
 from .replay_target import mark_replay_target
 from .request_log import log_request
+from .route_cache import RouteCache
 from .shapes.base import Parsed, Shape, ShapeError
 from .tracing import request_tracer
 
@@ -91,6 +92,16 @@ class Gateway:
             ("GET", "/ready"): self._ready,
             ("GET", "/metrics"): self._metrics,
         }
+
+    @property
+    def client(self) -> Client:
+        """The Client every call runs through; setting another starts its routes anew."""
+        return self._client
+
+    @client.setter
+    def client(self, client: Client) -> None:
+        self._client = client
+        self.routes = RouteCache(client)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -347,7 +358,8 @@ class Gateway:
     ) -> tuple[int, Response | None]:
         watch = _Watch(receive)
         try:
-            response = await self.client.acomplete(parsed.model, parsed.request)
+            route = self.routes.get(parsed.model)
+            response = await self.client.acomplete(route, parsed.request)
             answered = time.perf_counter()
         except ModelError as exc:
             failed.note(exc)
@@ -378,7 +390,11 @@ class Gateway:
         before: float,
         failed: _Failed,
     ) -> tuple[int, Response | None]:
-        tap = _Tap(self.client.astream(parsed.model, parsed.request))
+        try:
+            route = self.routes.get(parsed.model)
+        except Exception as exc:  # a bad spec or settings: before any upstream call
+            return await self._call_error(send, shape, exc), None
+        tap = _Tap(self.client.astream(route, parsed.request))
         frames = shape.stream(tap.events(), parsed.model, parsed)
         watch = _Watch(receive)
         writer: _Writer | None = None
@@ -440,7 +456,7 @@ class Gateway:
         route = None
         if response is not None and response.model:
             try:
-                route = self.client.resolve(response.model)
+                route = self.routes.get(response.model)
             except ModelplugError:
                 route = None
         await ticket.settle(

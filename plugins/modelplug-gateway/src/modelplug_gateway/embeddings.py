@@ -106,7 +106,9 @@ async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -
             status = 499
             return
         try:
-            result = await gateway.client.aembed(model, inputs, dimensions=dimensions)
+            result = await gateway.client.aembed(
+                gateway.routes.get(model), inputs, dimensions=dimensions
+            )
         except ModelError as exc:
             failed = exc.route.name if exc.route is not None else None
             status = await gateway._model_error(send, shape, exc)
