@@ -23,6 +23,7 @@ from .errors import kind_for_status, status_for
 from .long_lived import freeze_once
 from .metrics import Metrics
 from .model_spec import check_model
+from .ready_frames import write_together
 from .replay_target import mark_replay_target
 from .request_log import log_request
 from .route_cache import RouteCache
@@ -424,9 +425,7 @@ class Gateway:
             try:
                 await send({"type": "http.response.start", "status": 200, "headers": headers})
                 writer = _Writer(send, self.options.keepalive_interval)
-                await writer.write(first)
-                async for frame in frames:
-                    await writer.write(frame)
+                await write_together(frames, first, writer.write)
                 await send({"type": "http.response.body", "body": b""})
             except asyncio.CancelledError:
                 if watch.gone:
