@@ -18,6 +18,8 @@ from typing import Any
 
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
+from .early_refusal import EarlyRefusal
+
 __all__ = ["PROTOCOL", "CorkedHTTPProtocol", "CorkedTransport"]
 
 
@@ -75,14 +77,17 @@ class CorkedTransport:
         return getattr(self._transport, name)
 
 
-class CorkedHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
+class CorkedHTTPProtocol(EarlyRefusal, AutoHTTPProtocol):  # type: ignore[misc,valid-type]
     """uvicorn's own HTTP protocol class (httptools when installed, else h11), on a
-    :class:`CorkedTransport`. Named to uvicorn as :data:`PROTOCOL` (a string, so that
-    worker processes import it themselves)."""
+    :class:`CorkedTransport`, refusing a caller the app refuses on its headers alone
+    before the request becomes a task (:mod:`modelplug_gateway.early_refusal`). Named to
+    uvicorn as :data:`PROTOCOL` (a string, so that worker processes import it
+    themselves)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         loop = asyncio.get_running_loop()
         super().connection_made(CorkedTransport(transport, loop))  # type: ignore[arg-type]
+        self.find_refuser()
 
     def on_response_complete(self) -> None:
         # The answer's last bytes leave now: the app's bookkeeping after its last send

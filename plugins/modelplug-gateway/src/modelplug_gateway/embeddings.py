@@ -80,9 +80,7 @@ async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -
             await gateway._error(send, shape, 503, "the gateway is shutting down")
             return
         try:
-            precheck = getattr(gateway.gate, "precheck", None)
-            if precheck is not None:  # who cannot be admitted: refused before the body
-                precheck(scope["headers"], scope.get("query_string", b""))
+            gateway.precheck(scope)  # who cannot be admitted: refused before the body
             body = await gateway._read_json(scope, receive)
             model, inputs, dimensions, encoding = parse_embeddings(body)
             if gateway.allowed is not None and model not in gateway.allowed:
