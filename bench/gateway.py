@@ -841,6 +841,12 @@ def main() -> None:
         help="comma-separated: bursts (16 keys at once, rate/16 times a second), even "
         "(a key every 1/rate s)",
     )
+    parser.add_argument(
+        "--flood-targets",
+        default="keys,relay",
+        help="comma-separated: keys (the keys gateway, limits policy on), gate (the key "
+        "gate alone), relay (the bare relay)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (auth, flood)")
     args = parser.parse_args()
     modes = set(args.modes.split(","))
@@ -848,6 +854,9 @@ def main() -> None:
         parser.error(f"unknown modes: {', '.join(sorted(unknown))}")
     if unknown := set(args.flood_shapes.split(",")) - {"bursts", "even"}:
         parser.error(f"unknown flood shapes: {', '.join(sorted(unknown))} (bursts, even)")
+    flood_targets = args.flood_targets.split(",")
+    if unknown := set(flood_targets) - {"keys", "gate", "relay"}:
+        parser.error(f"unknown flood targets: {', '.join(sorted(unknown))} (keys, gate, relay)")
 
     work = Path(tempfile.mkdtemp(prefix="gateway-bench-"))
     up_port = free_port()
@@ -865,7 +874,7 @@ def main() -> None:
             logs: list[Path] = []
             pids: dict[str, int] = {}
             for name, policy in (("keys", True), ("gate", False)):
-                if name == "gate" and "auth" not in modes:
+                if name == "gate" and "auth" not in modes and "gate" not in flood_targets:
                     continue
                 port = free_port()
                 gateway, log = keys.start(port, policy=policy)
@@ -888,10 +897,12 @@ def main() -> None:
                 relay_url, relay = start_relay(upstream_url)
                 processes.append(relay)
                 wait_up(relay_url + "/health")
-                targets = [
-                    ("keys gateway", urls["keys"], keys.key, pids["keys"]),
-                    ("bare relay", relay_url, RELAY_KEY, relay.pid),
-                ]
+                every = {
+                    "keys": ("keys gateway", urls["keys"], keys.key, pids["keys"]),
+                    "gate": ("key gate alone", urls.get("gate", ""), keys.key, pids.get("gate", 0)),
+                    "relay": ("bare relay", relay_url, RELAY_KEY, relay.pid),
+                }
+                targets = [every[name] for name in flood_targets]
                 for shape in args.flood_shapes.split(","):
                     for label, url, key, pid in targets:
                         key_flood(
