@@ -169,11 +169,7 @@ class Gateway:
         data: bytes,
         headers: list[tuple[bytes, bytes]] | None = None,
     ) -> None:
-        # With its length: the body goes out as it is, not in chunks, and the caller
-        # reads one body (a refusal under a flood of wrong keys costs both sides less).
-        head = [*_JSON, (b"content-length", str(len(data)).encode())]
-        if headers:
-            head += headers
+        head = _json_head(data, headers)
         await send({"type": "http.response.start", "status": status, "headers": head})
         await send({"type": "http.response.body", "body": data})
 
@@ -189,7 +185,7 @@ class Gateway:
     ) -> None:
         headers = list(extra or ())
         if retry_after is not None:
-            headers.append((b"retry-after", str(max(1, round(retry_after))).encode()))
+            headers.append(_retry_after(retry_after))
         if self.draining:
             headers.append((b"connection", b"close"))
         data = self._error_data(shape, status, message, kind)
@@ -235,9 +231,9 @@ class Gateway:
         except Refusal as exc:
             shape = self.shapes[shape_name]
             data = self._error_data(shape, exc.status, exc.message, exc.kind)
-            head = [*_JSON, (b"content-length", str(len(data)).encode())]
-            if exc.retry_after is not None:
-                head.append((b"retry-after", str(max(1, round(exc.retry_after))).encode()))
+            head = _json_head(
+                data, [] if exc.retry_after is None else [_retry_after(exc.retry_after)]
+            )
             took = time.perf_counter() - started
             self.metrics.request(endpoint, exc.status, took, self.metrics.route(None, None))
             log_request(
@@ -721,6 +717,19 @@ class _Writer:
             self._timer = None
         if self._sending is not None:
             self._sending.cancel()
+
+
+def _json_head(data: bytes, headers: list[tuple[bytes, bytes]] | None) -> list[tuple[bytes, bytes]]:
+    # With its length: the body goes out as it is, not in chunks, and the caller reads
+    # one body (a refusal under a flood of wrong keys costs both sides less).
+    head = [*_JSON, (b"content-length", str(len(data)).encode())]
+    if headers:
+        head += headers
+    return head
+
+
+def _retry_after(seconds: float) -> tuple[bytes, bytes]:
+    return (b"retry-after", str(max(1, round(seconds))).encode())
 
 
 def _too_large(limit: int) -> ShapeError:
