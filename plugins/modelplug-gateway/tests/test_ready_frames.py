@@ -45,6 +45,30 @@ def test_frames_made_without_waiting_are_one_piece() -> None:
     assert asyncio.run(collect(frames(), b"a")) == [b"abcd"]
 
 
+class Frames:
+    """Frames from an iterator class whose ``__anext__`` is a coroutine, not a
+    generator: a shape need not be an async generator."""
+
+    def __init__(self) -> None:
+        self.parts = [b"a", b"b", None, b"c"]
+
+    def __aiter__(self) -> Frames:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if not self.parts:
+            raise StopAsyncIteration
+        part = self.parts.pop(0)
+        if part is None:
+            await asyncio.sleep(0)
+            return b"-"
+        return part
+
+
+def test_an_iterator_class_is_driven_the_same_way() -> None:
+    assert asyncio.run(collect(Frames())) == [b"ab", b"-c"]
+
+
 def test_a_wait_ends_a_piece_and_the_order_is_kept() -> None:
     async def frames() -> AsyncIterator[bytes]:
         yield b"1"

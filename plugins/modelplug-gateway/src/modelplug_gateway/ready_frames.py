@@ -35,7 +35,9 @@ async def write_together(
     the same time joined into one piece; never an empty piece."""
     held = [first] if first else []
     while True:
-        step: Any = frames.__anext__()
+        # The awaitable's own iterator: an async generator's step, a coroutine's or a
+        # future's, all driven the same way.
+        step: Any = frames.__anext__().__await__()
         try:
             waiting_on = step.send(None)
         except StopIteration as ready:
