@@ -17,6 +17,8 @@ from modelplug.plugin import ModelplugError, read_options, register_secret
 if TYPE_CHECKING:
     from modelplug.plugin import Client
 
+    from .script_link import Scripts
+
 __all__ = ["Connection", "RedisOptions", "StoreUnavailableError", "connection_for"]
 
 T = TypeVar("T")
@@ -86,6 +88,7 @@ class Connection:
         self.where = shown_url(url)
         self._outage = _OUTAGES.setdefault(url, _Outage())
         self.round_trips = 0  # counted for the benchmark
+        self._plain_tcp = urlsplit(url).scheme == "redis"
         password = urlsplit(url).password
         if password:
             register_secret(password)
@@ -118,6 +121,18 @@ class Connection:
 
         return self.client.async_http(f"modelplug-redis:{self.url}", make)
 
+    def scripts(self) -> Scripts | None:
+        """The counter scripts' own pipelined link for the running loop
+        (:mod:`modelplug_redis.script_link`), for ``redis://`` URLs; None otherwise
+        (TLS and unix sockets keep redis-py)."""
+        if not self._plain_tcp:
+            return None
+        from .script_link import Scripts
+
+        return self.client.async_http(
+            f"modelplug-redis-scripts:{self.url}", lambda: Scripts(self.url)
+        )
+
     @property
     def down_until(self) -> float:
         return self._outage.until
@@ -147,10 +162,15 @@ class Connection:
                 raise
             import redis.exceptions
 
-            if not isinstance(exc, redis.exceptions.RedisError | OSError | TimeoutError):
+            from .resp import ReplyError
+
+            failed = redis.exceptions.RedisError | ReplyError | OSError | TimeoutError
+            if not isinstance(exc, failed):
                 raise
             self.down_until = time.monotonic() + self.options.retry_interval
-            raise StoreUnavailableError(self.problem(type(exc).__name__)) from None
+            # An error reply's first word (WRONGPASS, NOPERM, ERR), never its text.
+            what = f"the server answered {exc.code}" if isinstance(exc, ReplyError) else None
+            raise StoreUnavailableError(self.problem(what or type(exc).__name__)) from None
 
     def problem(self, what: str) -> str:
         mode = (

@@ -30,6 +30,7 @@ __all__ = ["ROOMS_FRESH", "RedisCounters"]
 
 ROOMS_FRESH = 0.5  # seconds "no room exists" is trusted without asking Redis again
 MARKER = "rooms"  # the rooms marker's name (a counter name no policy makes)
+SCRIPTS = (RESERVE, SETTLE)
 
 
 def _ms(seconds: float) -> int:
@@ -77,6 +78,23 @@ class RedisCounters:
             self._scripts[id(redis)] = found
         return found[1][index]
 
+    async def _run_script(self, index: int, keys: list[str], args: list[Any]) -> Any:
+        """Run RESERVE (0) or SETTLE (1): on the scripts' own link for ``redis://``,
+        through redis-py otherwise; one round trip either way."""
+        scripts = self.connection.scripts()
+        if scripts is not None:
+            text = SCRIPTS[index]
+
+            async def call(redis: Any) -> Any:
+                return await scripts.run(text, keys, args)
+
+        else:
+
+            async def call(redis: Any) -> Any:
+                return await self._script(redis, index)(keys=keys, args=args)
+
+        return await self.connection.run(call)
+
     def no_room_known(self) -> bool:
         """Whether this process heard lately that no room exists in this Redis (and
         Redis is not down: then the memory fallback, which may hold rooms, answers)."""
@@ -107,12 +125,9 @@ class RedisCounters:
             ttl = _ms(c.ttl + c.grace)
             args += [c.amount, limit, ttl, c.kind, "1" if c.refresh else "0"]
 
-        async def call(redis: Any) -> Any:
-            return await self._script(redis, 0)(keys=keys, args=args)
-
         asked = self.monotonic()
         try:
-            answer = await self.connection.run(call)
+            answer = await self._run_script(0, keys, args)
         except StoreUnavailableError as exc:
             if self.connection.options.fail == "closed":
                 raise
@@ -138,11 +153,8 @@ class RedisCounters:
             # This process knows at once (the others when they next ask).
             self.rooms.until = max(self.rooms.until, self.monotonic() + max(rooms))
 
-        async def call(redis: Any) -> Any:
-            return await self._script(redis, 1)(keys=keys, args=args)
-
         try:
-            await self.connection.run(call)
+            await self._run_script(1, keys, args)
         except StoreUnavailableError as exc:
             if self.connection.options.fail == "closed":
                 # The call already answered: its settlement is lost, not its answer.
