@@ -197,3 +197,35 @@ def test_only_plain_tcp_urls_get_the_link(make_client: Any) -> None:
     assert isinstance(scripts_for("redis://127.0.0.1:6399/0"), Scripts)
     assert scripts_for("rediss://127.0.0.1:6399/0") is None
     assert scripts_for("unix:///tmp/redis.sock") is None
+
+
+def test_a_caller_that_gives_up_while_connecting_leaves_the_link_to_the_next() -> None:
+    # A server that answers AUTH late: the first caller's timeout ends its wait, not the
+    # connect, and the next caller gets that same connection (one accepted, not two).
+    async def run() -> tuple[Any, int]:
+        accepted = 0
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal accepted
+            accepted += 1
+            await reader.readuntil(b"secret\r\n")  # AUTH's last argument
+            await asyncio.sleep(0.3)
+            writer.write(b"+OK\r\n")
+            await reader.readuntil(b"PING\r\n")
+            writer.write(b"+PONG\r\n")
+            await reader.read()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        scripts = Scripts(f"redis://:secret@127.0.0.1:{port}/0")
+        try:
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(scripts.link(), 0.05)
+            await asyncio.sleep(0.5)  # the connect ends with nobody waiting for it
+            link = await scripts.link()
+            return await link.call("PING"), accepted
+        finally:
+            await scripts.aclose()
+            server.close()
+
+    assert asyncio.run(run()) == (b"PONG", 1)

@@ -129,10 +129,14 @@ class Scripts:
         link = self._link
         if link is not None and not link.closed:
             return link
-        if self._connecting is None or self._connecting.done():
-            # One connect for every call that finds the link missing at once.
-            self._connecting = asyncio.get_running_loop().create_task(open_link(self.url))
-        self._link = await asyncio.shield(self._connecting)
+        connecting = self._connecting
+        if connecting is None or _failed_or_closed(connecting):
+            # One connect for every call that finds the link missing at once; shielded,
+            # so a caller that gives up leaves it to the next (its link is not lost).
+            connecting = self._connecting = asyncio.get_running_loop().create_task(
+                open_link(self.url)
+            )
+        self._link = await asyncio.shield(connecting)
         return self._link
 
     async def run(
@@ -156,6 +160,14 @@ class Scripts:
         if self._link is not None:
             self._link.close()
             self._link = None
+
+
+def _failed_or_closed(connecting: asyncio.Task[ScriptLink]) -> bool:
+    if not connecting.done():
+        return False
+    if connecting.cancelled() or connecting.exception() is not None:
+        return True
+    return connecting.result().closed
 
 
 _SHAS: dict[str, str] = {}
