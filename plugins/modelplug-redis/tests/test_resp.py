@@ -111,9 +111,11 @@ replies_strategy = st.recursive(
         st.integers(min_value=-(2**63), max_value=2**63 - 1),
         st.binary(max_size=40),
         st.none(),
-        st.text(alphabet=st.characters(blacklist_characters="\r\n"), max_size=20).map(
-            lambda s: ("error", s)
-        ),
+        # An error's text: any line a server could send (no CR, LF or lone surrogate).
+        st.text(
+            alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"),
+            max_size=20,
+        ).map(lambda s: ("error", s)),
     ),
     lambda children: st.lists(children, max_size=5),
     max_leaves=20,
