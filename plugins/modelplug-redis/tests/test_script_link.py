@@ -142,14 +142,8 @@ def test_a_wrong_password_is_redis_unavailable_and_never_shown(
     assert connection is not None
 
     async def run() -> str:
-        scripts = connection.scripts()
-        assert scripts is not None
-
-        async def call(_: Any) -> Any:
-            return await scripts.run(ECHO, [], ["x"])
-
         with pytest.raises(StoreUnavailableError) as raised:
-            await connection.run(call)
+            await connection.script(ECHO, [], ["x"])
         await client.aclose()
         return str(raised.value)
 

@@ -125,11 +125,14 @@ def _keep(path: Path, index: Mapping[str, Any]) -> None:
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".model_index-")
+    except OSError:
+        return
+    try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(render(dict(index)))
         os.replace(temporary, path)
     except OSError:
-        return
+        Path(temporary).unlink(missing_ok=True)  # a full disk leaves no half file
 
 
 def _bundled_data_in_use() -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -89,6 +89,7 @@ class Connection:
         self._outage = _OUTAGES.setdefault(url, _Outage())
         self.round_trips = 0  # counted for the benchmark
         self._plain_tcp = urlsplit(url).scheme == "redis"
+        self._registrations: dict[tuple[int, str], tuple[Any, Any]] = {}
         password = urlsplit(url).password
         if password:
             register_secret(password)
@@ -145,10 +146,31 @@ class Connection:
         return time.monotonic() < self._outage.until
 
     async def run(self, operation: Callable[[Any], Awaitable[T]]) -> T:
-        """Run one operation (one round trip) with a hard bound on its time.
+        """Run one operation (one round trip) on redis-py's client, with a hard bound on
+        its time.
 
         :raises StoreUnavailableError: Redis failed, timed out, or failed lately.
         """
+        return await self._bounded(lambda: operation(self.redis()))
+
+    async def script(self, text: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        """Run one Lua script (EVALSHA, loaded on NOSCRIPT) as :meth:`run` runs an
+        operation: on the scripts' own link for ``redis://``
+        (:mod:`modelplug_redis.script_link`), through redis-py otherwise."""
+        scripts = self.scripts()
+        if scripts is not None:
+            return await self._bounded(lambda: scripts.run(text, keys, args))
+        return await self._bounded(lambda: self._registered(text)(keys=keys, args=args))
+
+    def _registered(self, text: str) -> Any:
+        """redis-py's Script for ``text`` on the running loop's client (one per client)."""
+        redis = self.redis()
+        found = self._registrations.get((id(redis), text))
+        if found is None or found[0] is not redis:
+            found = self._registrations[(id(redis), text)] = (redis, redis.register_script(text))
+        return found[1]
+
+    async def _bounded(self, start: Callable[[], Awaitable[T]]) -> T:
         if self.is_down():
             raise StoreUnavailableError(self.problem("failed lately"))
         self.round_trips += 1
@@ -156,7 +178,7 @@ class Connection:
             # The socket timeouts bound each read and write; this bounds the whole
             # (asyncio.timeout: no task per command, as wait_for would make).
             async with asyncio.timeout(self.options.timeout * 4):
-                return await operation(self.redis())
+                return await start()
         except Exception as exc:
             if isinstance(exc, ModelplugError):
                 raise

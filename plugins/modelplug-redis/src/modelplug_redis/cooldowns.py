@@ -27,7 +27,6 @@ class RedisCooldowns:
         self.connection = connection
         self.local = MemoryCooldowns()
         self._warned = False
-        self._mark: dict[int, tuple[Any, Any]] = {}
 
     def _key(self, key: str) -> str:
         return self.connection.key("cooldown", key)
@@ -43,14 +42,8 @@ class RedisCooldowns:
         ms = max(1, math.ceil(seconds * 1000))
         self.local.mark(key, seconds)
 
-        async def call(redis: Any) -> Any:
-            found = self._mark.get(id(redis))
-            if found is None or found[0] is not redis:
-                found = self._mark[id(redis)] = (redis, redis.register_script(MARK))
-            return await found[1](keys=[self._key(key)], args=[ms])
-
         try:
-            await self.connection.run(call)
+            await self.connection.script(MARK, [self._key(key)], [ms])
         except StoreUnavailableError as exc:
             self._degraded(exc)
 

@@ -30,7 +30,6 @@ __all__ = ["ROOMS_FRESH", "RedisCounters"]
 
 ROOMS_FRESH = 0.5  # seconds "no room exists" is trusted without asking Redis again
 MARKER = "rooms"  # the rooms marker's name (a counter name no policy makes)
-SCRIPTS = (RESERVE, SETTLE)
 
 
 def _ms(seconds: float) -> int:
@@ -68,32 +67,6 @@ class RedisCounters:
         self.monotonic = monotonic
         self.marker = connection.key("n", MARKER)
         self.rooms = _ROOMS.setdefault((connection.url, self.marker), _Rooms())
-        self._scripts: dict[int, tuple[Any, Any]] = {}
-
-    def _script(self, redis: Any, index: int) -> Any:
-        # Registered per redis client (one per event loop): EVALSHA, loaded on NOSCRIPT.
-        found = self._scripts.get(id(redis))
-        if found is None or found[0] is not redis:
-            found = (redis, (redis.register_script(RESERVE), redis.register_script(SETTLE)))
-            self._scripts[id(redis)] = found
-        return found[1][index]
-
-    async def _run_script(self, index: int, keys: list[str], args: list[Any]) -> Any:
-        """Run RESERVE (0) or SETTLE (1): on the scripts' own link for ``redis://``,
-        through redis-py otherwise; one round trip either way."""
-        scripts = self.connection.scripts()
-        if scripts is not None:
-            text = SCRIPTS[index]
-
-            async def call(redis: Any) -> Any:
-                return await scripts.run(text, keys, args)
-
-        else:
-
-            async def call(redis: Any) -> Any:
-                return await self._script(redis, index)(keys=keys, args=args)
-
-        return await self.connection.run(call)
 
     def no_room_known(self) -> bool:
         """Whether this process heard lately that no room exists in this Redis (and
@@ -127,7 +100,7 @@ class RedisCounters:
 
         asked = self.monotonic()
         try:
-            answer = await self._run_script(0, keys, args)
+            answer = await self.connection.script(RESERVE, keys, args)
         except StoreUnavailableError as exc:
             if self.connection.options.fail == "closed":
                 raise
@@ -154,7 +127,7 @@ class RedisCounters:
             self.rooms.until = max(self.rooms.until, self.monotonic() + max(rooms))
 
         try:
-            await self._run_script(1, keys, args)
+            await self.connection.script(SETTLE, keys, args)
         except StoreUnavailableError as exc:
             if self.connection.options.fail == "closed":
                 # The call already answered: its settlement is lost, not its answer.
