@@ -40,7 +40,8 @@ def ping(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.2) as sock:
             sock.sendall(b"PING\r\n")
-            return sock.recv(16).startswith(b"+PONG")
+            # A server that asks for a password answers too, with NOAUTH.
+            return sock.recv(16).startswith((b"+PONG", b"-NOAUTH"))
     except OSError:
         return False
 
@@ -49,9 +50,10 @@ class RedisServer:
     """One redis-server process: ``url``, ``kill()`` (SIGKILL, as a crash) and
     ``start()`` again on the same port and directory."""
 
-    def __init__(self, executable: str, directory: Path) -> None:
+    def __init__(self, executable: str, directory: Path, *extra: str) -> None:
         self.executable = executable
         self.directory = directory
+        self.extra = extra  # more redis-server options (--requirepass ...)
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen[bytes] | None = None
@@ -67,6 +69,7 @@ class RedisServer:
                 "--appendonly", "no",
                 "--daemonize", "no",
                 "--loglevel", "warning",
+                *self.extra,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -110,6 +113,19 @@ def redis_executable() -> str:
 @pytest.fixture
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     server = RedisServer(redis_executable(), tmp_path_factory.mktemp("redis"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def locked_redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A redis-server that asks for a password: ``secret-pw``."""
+    server = RedisServer(
+        redis_executable(), tmp_path_factory.mktemp("redis"), "--requirepass", "secret-pw"
+    )
     server.start()
     try:
         yield server

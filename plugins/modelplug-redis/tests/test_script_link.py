@@ -6,11 +6,6 @@ away fails what waits on it and is reconnected to after."""
 from __future__ import annotations
 
 import asyncio
-import shutil
-import socket
-import subprocess
-import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -91,40 +86,9 @@ def test_the_database_in_the_url_is_the_one_written(redis_server: Any) -> None:
     assert sync_redis.Redis.from_url(redis_server.url).get("k") is None
 
 
-@pytest.fixture
-def locked_redis(tmp_path: Path) -> Any:
-    """A redis-server that asks for a password (``secret-pw``)."""
-    executable = shutil.which("redis-server")
-    if executable is None:  # the redis_server fixture says why (and fails under CI)
-        pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    process = subprocess.Popen(
-        [executable, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path),
-         "--save", "", "--appendonly", "no", "--requirepass", "secret-pw"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            if time.monotonic() > deadline:
-                raise RuntimeError("redis-server did not start") from None
-            time.sleep(0.02)
-    try:
-        yield port
-    finally:
-        process.kill()
-        process.wait(10)
-
-
-def test_a_password_in_the_url_logs_in(locked_redis: int) -> None:
+def test_a_password_in_the_url_logs_in(locked_redis_server: Any) -> None:
     async def run() -> Any:
-        scripts = Scripts(f"redis://:secret-pw@127.0.0.1:{locked_redis}/0")
+        scripts = Scripts(f"redis://:secret-pw@127.0.0.1:{locked_redis_server.port}/0")
         try:
             return await scripts.run(ECHO, [], ["in"])
         finally:
@@ -134,9 +98,9 @@ def test_a_password_in_the_url_logs_in(locked_redis: int) -> None:
 
 
 def test_a_wrong_password_is_redis_unavailable_and_never_shown(
-    locked_redis: int, make_client: Any
+    locked_redis_server: Any, make_client: Any
 ) -> None:
-    url = f"redis://:wrong-pw-123@127.0.0.1:{locked_redis}/0"
+    url = f"redis://:wrong-pw-123@127.0.0.1:{locked_redis_server.port}/0"
     client = make_client("modelplug-redis", config={"redis": {"url": url, "timeout": 5.0}})
     connection = connection_for(client)
     assert connection is not None
