@@ -4,7 +4,7 @@ keys and limits on a real redis-server.
 
     python bench/gateway.py [--seconds 5] [--rss-requests 20000] [--litellm PATH]
     python bench/gateway.py --modes auth,flood [--seconds 3] [--rounds 3]
-        [--flood-shapes bursts,even]
+        [--flood-shapes bursts,even] [--pin auto|on|off]
 
 LiteLLM is never a project dependency: install it in a venv of its own and pass its
 ``litellm`` command (skipped when absent)::
@@ -46,12 +46,20 @@ in alternating rounds: p50, p99 and their ratios; and the gateway's CPU per wron
 Each of ``--flood-shapes``: ``bursts``, the lanes in step (16 keys at once, 62.5 times a
 second), and ``even``, the lanes staggered (a key every millisecond).
 
+``--pin`` (``auto``: on with ``flood``) runs the served processes (gateways, the relay,
+LiteLLM) on the first CPU and this load generator, the flood's sender, the upstream and
+redis-server on the others, as they would be on other machines. Unpinned on two CPUs, a
+flood's sender shares cores with the gateway and with the valid calls' own client,
+upstream and Redis, and where the scheduler puts each wake-up moves the result more than
+the gateway's work does (see docs/performance.md for both).
+
 Both modes also measure a bare relay, the floor (``RELAY``): an ASGI app on the
 gateway's own server settings that parses nothing, relays the upstream's bytes and
 refuses a wrong key with a fixed 401. ``compare`` gives it a column (the first);
 ``flood`` floods it the same way after the gateway. What it adds is what the machine and
 the server cost before any gateway work: the part of a target no gateway code can win
-back.
+back. The flood target ``elsewhere`` is a control: valid calls to the keys gateway while
+the same flood goes to the relay, the machine as loaded, the gateway untouched.
 """
 
 from __future__ import annotations
@@ -186,6 +194,35 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+# The CPUs a served process (a gateway, the relay, LiteLLM) runs on with --pin; None: the
+# scheduler places every process anywhere.
+SERVED_CPUS: set[int] | None = None
+
+
+def served() -> dict[str, Any]:
+    """Popen's arguments for a served process: on :data:`SERVED_CPUS` when pinned."""
+    cpus = SERVED_CPUS
+    if cpus is None:
+        return {}
+    return {"preexec_fn": lambda: os.sched_setaffinity(0, cpus)}
+
+
+def pin(parser: argparse.ArgumentParser) -> None:
+    """Served processes on the first CPU, this one and every other it starts (the
+    upstream, redis-server, the flood's sender) on the rest."""
+    global SERVED_CPUS
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        parser.error("--pin on needs two CPUs or more")
+    SERVED_CPUS = {cpus[0]}
+    os.sched_setaffinity(0, set(cpus[1:]))
+    rest = ",".join(map(str, cpus[1:]))
+    print(
+        f"pinned: served processes on CPU {cpus[0]}; the load generator, the flood's "
+        f"sender, the upstream and redis-server on CPU {rest}"
+    )
+
+
 def start_relay(upstream_url: str, key: str = RELAY_KEY) -> tuple[str, subprocess.Popen[bytes]]:
     """The bare relay (:data:`RELAY`) in front of the upstream: (its URL, its process)."""
     port = free_port()
@@ -193,6 +230,7 @@ def start_relay(upstream_url: str, key: str = RELAY_KEY) -> tuple[str, subproces
         [sys.executable, "-c", RELAY, str(port), upstream_url.rsplit(":", 1)[1], key],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        **served(),
     )
     return f"http://127.0.0.1:{port}", process
 
@@ -440,6 +478,7 @@ class KeysGateways:
             stdout=subprocess.DEVNULL,
             # The request log's lines and any warning (Redis unavailable): a file.
             stderr=log.open("wb"),
+            **served(),
         )
         return gateway, log
 
@@ -624,13 +663,15 @@ def key_flood(
     pid: int,
     label: str = "keys gateway",
     shape: str = "bursts",
+    flood_url: str | None = None,
 ) -> None:
     """Latency of valid calls at 100 req/s to ``label`` (the keys gateway or the bare
     relay), alone and under a flood of wrong keys at ``rate`` a second in ``shape`` from
-    another process, in alternating rounds; and its CPU per wrong key, from a flood
-    alone."""
+    another process, in alternating rounds; and the flooded server's CPU per wrong key
+    (``pid``), from a flood alone. The flood goes to ``flood_url`` when given (a control:
+    the same load on the machine, none of it in the measured server)."""
     chat = keys_url + "/v1/chat/completions"
-    port = keys_url.rsplit(":", 1)[1]
+    port = (flood_url or keys_url).rsplit(":", 1)[1]
     auth = {"authorization": f"Bearer {key}"}
     # The flood alone: what one wrong key costs the gateway.
     used = cpu_seconds(pid)
@@ -746,6 +787,7 @@ def compare(args: argparse.Namespace, work: Path, upstream_url: str, processes: 
             },
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            **served(),
         )
         processes.append(litellm)
         targets["litellm"] = (f"http://127.0.0.1:{ll_port}", litellm)
@@ -820,6 +862,7 @@ def open_gateway(work: Path, upstream_url: str, port: int) -> subprocess.Popen[b
         cwd=work,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        **served(),
     )
 
 
@@ -845,9 +888,17 @@ def main() -> None:
         "--flood-targets",
         default="keys,relay",
         help="comma-separated: keys (the keys gateway, limits policy on), gate (the key "
-        "gate alone), relay (the bare relay)",
+        "gate alone), relay (the bare relay), elsewhere (valid calls to the keys gateway, "
+        "the flood to the bare relay)",
     )
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (auth, flood)")
+    parser.add_argument(
+        "--pin",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="on: served processes on the first CPU, everything else on the rest; auto: on "
+        "with the flood mode",
+    )
     args = parser.parse_args()
     modes = set(args.modes.split(","))
     if unknown := modes - {"compare", "auth", "flood"}:
@@ -855,8 +906,12 @@ def main() -> None:
     if unknown := set(args.flood_shapes.split(",")) - {"bursts", "even"}:
         parser.error(f"unknown flood shapes: {', '.join(sorted(unknown))} (bursts, even)")
     flood_targets = args.flood_targets.split(",")
-    if unknown := set(flood_targets) - {"keys", "gate", "relay"}:
-        parser.error(f"unknown flood targets: {', '.join(sorted(unknown))} (keys, gate, relay)")
+    if unknown := set(flood_targets) - {"keys", "gate", "relay", "elsewhere"}:
+        parser.error(
+            f"unknown flood targets: {', '.join(sorted(unknown))} (keys, gate, relay, elsewhere)"
+        )
+    if args.pin == "on" or (args.pin == "auto" and "flood" in modes):
+        pin(parser)
 
     work = Path(tempfile.mkdtemp(prefix="gateway-bench-"))
     up_port = free_port()
@@ -898,16 +953,23 @@ def main() -> None:
                 processes.append(relay)
                 wait_up(relay_url + "/health")
                 every = {
-                    "keys": ("keys gateway", urls["keys"], keys.key, pids["keys"]),
-                    "gate": ("key gate alone", urls.get("gate", ""), keys.key, pids.get("gate", 0)),
-                    "relay": ("bare relay", relay_url, RELAY_KEY, relay.pid),
-                }
+                    "keys": ("keys gateway", urls["keys"], keys.key, pids["keys"], None),
+                    "gate": (
+                        "key gate alone", urls.get("gate", ""), keys.key, pids.get("gate", 0), None
+                    ),
+                    "relay": ("bare relay", relay_url, RELAY_KEY, relay.pid, None),
+                    "elsewhere": (
+                        "keys gateway (the flood sent to the bare relay)",
+                        urls["keys"], keys.key, relay.pid, relay_url,
+                    ),
+                }  # fmt: skip
                 targets = [every[name] for name in flood_targets]
                 for shape in args.flood_shapes.split(","):
-                    for label, url, key, pid in targets:
+                    for label, url, key, pid, flood_url in targets:
                         key_flood(
-                            url, key, args.seconds, args.rounds, args.flood_rate, pid, label, shape
-                        )
+                            url, key, args.seconds, args.rounds, args.flood_rate, pid, label,
+                            shape, flood_url,
+                        )  # fmt: skip
             for log in logs:
                 warned = [line for line in log.read_text().splitlines() if "degraded" in line]
                 if warned:
