@@ -707,7 +707,7 @@ def key_flood(
         f"wrong-key flood ({shape}) on the {label}: {flood_rate:.0f} requests/s of new "
         f"made-up keys (answers {statuses}), valid calls at 100 req/s, {rounds} alternating "
         f"rounds of {seconds:g} s; "
-        f"the {label}'s CPU per wrong key {used / answered * 1e6:.0f} us "
+        f"the flooded server's CPU per wrong key {used / answered * 1e6:.0f} us "
         f"({used / seconds * 100:.0f}% of a core at {answered / seconds:.0f}/s); the flood's "
         f"sender {sender / answered * 1e6:.0f} us per key ({sender / seconds * 100:.0f}% of a core)"
     )
