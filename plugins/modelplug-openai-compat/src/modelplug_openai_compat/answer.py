@@ -142,7 +142,7 @@ def _usage(
     """The server's usage (with a note when a stated rule read it), else the estimate."""
     usage = Usage.from_openai(acc.usage_raw)
     if usage is not None:
-        note = usage_note(acc.usage_raw)
+        note = usage_note(acc.usage_raw, usage)
         if note:
             metadata["usage_note"] = note
         return usage

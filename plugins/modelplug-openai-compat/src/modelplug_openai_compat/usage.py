@@ -20,12 +20,9 @@ RATE_LIMIT_PREFIXES = (
 )
 
 
-def usage_note(raw: Any) -> str | None:
-    """Which stated rule of ``Usage.from_openai`` read ``raw``, in words, for
-    ``Response.metadata["usage_note"]`` (None for the plain shape)."""
-    usage = Usage.from_openai(raw)
-    if usage is None:
-        return None
+def usage_note(raw: Any, usage: Usage) -> str | None:
+    """Which stated rule of ``Usage.from_openai`` read ``raw`` as ``usage``, in words,
+    for ``Response.metadata["usage_note"]`` (None for the plain shape)."""
     prompt, completion = raw["prompt_tokens"], raw["completion_tokens"]
     notes = []
     cached = usage.cache_read + usage.cache_write
