@@ -123,7 +123,7 @@ class Connection:
         return self.client.async_http(f"modelplug-redis:{self.url}", make)
 
     def scripts(self) -> Scripts | None:
-        """The counter scripts' own pipelined link for the running loop
+        """The Lua scripts' own pipelined link for the running loop
         (:mod:`modelplug_redis.script_link`), for ``redis://`` URLs; None otherwise
         (TLS and unix sockets keep redis-py)."""
         if not self._plain_tcp:

@@ -8,11 +8,11 @@ the retry wrapper, the reply parsed): measured in-process against the same call 
 round trip answered locally, 790-813 against 506-564 us for the whole gateway call. Here
 the call is one write of bytes packed at once and one future resolved by the protocol.
 
-Only the two counter scripts (reserve, settle) go this way, and only for ``redis://``:
-``rediss://`` (TLS) and ``unix://`` keep redis-py, as does every other command. What
-happens when Redis is down or slow is :meth:`Connection.run`'s, the same for both: a
-connection that fails or closes fails every call waiting on it with ConnectionError, and
-the next call connects anew.
+Only Lua scripts go this way (the counters' reserve and settle, the cooldowns' mark),
+through :meth:`Connection.script`, and only for ``redis://``: ``rediss://`` (TLS) and
+``unix://`` keep redis-py, as does every other command. What happens when Redis is down
+or slow is the Connection's, the same for both paths: a connection that fails or closes
+fails every call waiting on it with ConnectionError, and the next call connects anew.
 """
 
 from __future__ import annotations
