@@ -80,6 +80,21 @@ def test_operator_key_gate_refuses_without_the_key_and_admits_with_it(
     assert anthropic_style.status_code == 200
 
 
+def test_operator_key_gate_refuses_a_caller_without_the_key_before_reading_its_body(
+    make_gateway: Any, serve: Any
+) -> None:
+    # Not JSON and larger than the limit: a caller without the key learns neither.
+    post = "/v1/chat/completions"
+    junk = {"content": b"{not json" * 300, "headers": {"content-type": "application/json"}}
+    with serve(make_gateway(gate=OperatorKeyGate(KEY), max_request_bytes=1000)) as url:
+        bare = httpx2.post(url + post, **junk)  # type: ignore[arg-type]
+        wrong = httpx2.post(url + post, **junk | {"headers": {"x-api-key": "sk-wrong"}})  # type: ignore[arg-type]
+        right = httpx2.post(url + post, **junk | {"headers": {"x-api-key": KEY}})  # type: ignore[arg-type]
+    assert bare.status_code == 401 and "no key" in bare.json()["error"]["message"]
+    assert wrong.status_code == 401 and "sk-wrong" not in wrong.text
+    assert right.status_code == 413
+
+
 def test_bad_requests_are_each_a_clear_4xx_and_the_next_call_works(
     make_gateway: Any, serve: Any
 ) -> None:

@@ -8,7 +8,7 @@ Two gates live here: :class:`OpenGate` (``--no-auth``, loopback only) and
 from __future__ import annotations
 
 import hmac
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -76,6 +76,16 @@ def presented_key(headers: Mapping[str, str]) -> str | None:
     return None
 
 
+def raw_key_headers(headers: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """The headers a key comes in (:func:`presented_key`'s), from the raw ASGI headers a
+    gate's ``precheck`` gets."""
+    wanted = {}
+    for name, value in headers:
+        if name == b"authorization" or name == b"x-api-key":
+            wanted[name.decode()] = value.decode("latin-1")
+    return wanted
+
+
 _OPEN = Ticket()
 
 
@@ -99,7 +109,16 @@ class OperatorKeyGate:
     def __repr__(self) -> str:
         return f"OperatorKeyGate(variable={self.variable!r})"
 
+    def precheck(self, headers: Iterable[tuple[bytes, bytes]], query: bytes) -> None:
+        """The whole check, on the raw headers: a caller without the key is refused
+        before its body is read or parsed."""
+        self._check(raw_key_headers(headers))
+
     async def admit(self, headers: Mapping[str, str], query: bytes, model: str) -> Ticket:
+        self._check(headers)
+        return self._ticket
+
+    def _check(self, headers: Mapping[str, str]) -> None:
         key = presented_key(headers)
         if key is None:
             raise Refusal(
@@ -108,4 +127,3 @@ class OperatorKeyGate:
         # Constant time: how long the comparison takes says nothing about the key.
         if not hmac.compare_digest(key.encode(), self._key):
             raise Refusal("the key presented is not valid for this gateway")
-        return self._ticket

@@ -32,7 +32,7 @@ from urllib.parse import parse_qsl
 
 from modelplug.plugin import ModelplugError
 
-from .auth import Refusal, Ticket, presented_key
+from .auth import Refusal, Ticket, presented_key, raw_key_headers
 from .keys.record import PREFIX, KeyRecord
 
 if TYPE_CHECKING:
@@ -131,11 +131,7 @@ class VirtualKeyGate:
         the raw headers): a key in the URL, no key, a key without the secret's check. A
         caller that cannot be admitted never gets its body read or parsed (up to
         ``max_request_bytes`` of JSON per request otherwise)."""
-        wanted = {}
-        for name, value in headers:
-            if name == b"authorization" or name == b"x-api-key":
-                wanted[name.decode()] = value.decode("latin-1")
-        self._presented(wanted, query)
+        self._presented(raw_key_headers(headers), query)
 
     def _presented(self, headers: Mapping[str, str], query: bytes) -> str:
         """The key presented, when it may be one of this gateway's; else Refusal."""
