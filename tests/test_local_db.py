@@ -200,3 +200,46 @@ def test_a_write_waits_for_another_thread_s_transaction_without_holding_the_loop
 
     assert ticks == [False] * 5
     assert value(db, "thread") == 1 and value(db, "loop") == 1
+
+
+ANOTHER_PROCESS_ADDS = """
+import sys
+from pathlib import Path
+from modelplug.plugin.policy import LocalDB
+db = LocalDB(Path(sys.argv[1]), sys.argv[2])
+db.write_now(lambda c: c.execute("UPDATE n SET v = v + 1 WHERE k = 'a'"))
+db.close()
+"""
+
+
+def test_a_process_with_the_file_open_sees_what_processes_that_came_and_went_wrote(
+    tmp_path: Path,
+) -> None:
+    # Opening a second descriptor on the file and closing it dropped this process's locks;
+    # the next process to close took itself for the last one, deleted the WAL, and this
+    # one read a stale snapshot from then on (and wrote into a deleted log).
+    path = tmp_path / "x.sqlite3"
+    db = LocalDB(path, SCHEMA)
+    db.write_now(add("a", 1))
+    assert value(db, "a") == 1  # both of this process's connections are open now
+    for expected in range(2, 6):
+        subprocess.run(
+            [sys.executable, "-c", ANOTHER_PROCESS_ADDS, str(path), SCHEMA],
+            check=True,
+            timeout=60,
+        )
+        assert value(db, "a") == expected
+        db.write_now(add("a", 0))  # this process writes between them, as a server does
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "x.sqlite3",
+        "x.sqlite3-shm",
+        "x.sqlite3-wal",
+    ]  # the log is still there: this process is known to have the file open
+
+
+def test_a_symbolic_link_in_place_of_the_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere.sqlite3").touch()
+    (tmp_path / "x.sqlite3").symlink_to(tmp_path / "elsewhere.sqlite3")
+    db = LocalDB(tmp_path / "x.sqlite3", SCHEMA)
+    with pytest.raises(OSError, match="symbolic link"):
+        db.write_now(add("a", 1))

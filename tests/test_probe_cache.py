@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -67,6 +69,22 @@ def test_the_next_run_uses_the_probed_window_and_says_where_it_came_from(
     assert GUESS_NOTE not in out
     assert "note: context window 2,048, tools no: from a probe of the server just now" in out
     assert len(wire_server.requests) == 1  # it did not ask the server again
+
+
+def test_a_running_client_sees_a_probe_another_process_made(
+    llamacpp: Path, wire_server: WireServer
+) -> None:
+    wire_server.add_json(PROPS, path="/props")
+    with client() as running:
+        assert running.resolve("llamacpp/any").info.context_window == 32768  # file read
+        done = subprocess.run(
+            [sys.executable, "-m", "modelplug", "resolve", "--probe", "llamacpp/any"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert running.resolve("llamacpp/any").info.context_window == 2048
 
 
 def test_a_probe_is_used_by_later_resolves_in_the_same_client(

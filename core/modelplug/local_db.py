@@ -203,15 +203,25 @@ def _open(path: Path) -> sqlite3.Connection:
     # mkdir's mode is cut by the umask and ignored for a directory that exists already.
     if directory.stat().st_mode & 0o077:
         directory.chmod(0o700)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        if os.fstat(fd).st_mode & 0o077:
-            os.chmod(path, 0o600)  # a file made by something else, with a wider mode
-    finally:
-        os.close(fd)
+    # Never a descriptor of our own on the file, not even for a moment: closing any
+    # descriptor of a file drops every POSIX lock this process holds on it, SQLite's
+    # connections' included. Another process then takes itself for the last one, deletes
+    # the WAL under our connections, and they read a stale snapshot for ever (a revoked
+    # key that went on working). Everything below goes by path.
+    if path.is_symlink():
+        raise OSError(f"{path} is a symbolic link; remove it (modelplug makes this file)")
     # timeout=0: SQLite's own wait sleeps 1, 2, 5, 10... ms on the caller's thread, an
     # event loop's; LocalDB waits between tries instead (see write).
-    return sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
+    db = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
+    try:
+        # SQLite makes the file 0644 less the umask; the directory is 0700, so nobody
+        # else reached it in between. Its -wal and -shm files take this mode.
+        if path.stat().st_mode & 0o077:
+            os.chmod(path, 0o600)
+    except BaseException:
+        db.close()
+        raise
+    return db
 
 
 def _raise_unless_busy(exc: sqlite3.OperationalError, deadline: float) -> None:

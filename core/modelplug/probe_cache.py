@@ -8,8 +8,10 @@ uses it too. An answer older than :data:`MAX_AGE` is forgotten: a local server i
 restarted with other flags (``llama-server -c``) between sessions more often than within
 one, and ``modelplug resolve --probe`` asks again whenever you want.
 
-Two processes writing at once may lose one of their answers (the last file written
-wins): it is a cache, and the loser asks again on its next probe.
+A running process sees what another one probed since: the file is read again whenever
+it was replaced (one ``stat`` a lookup). Two processes writing at
+once may lose one of their answers (the last file written wins): it is a cache, and the
+loser asks again on its next probe.
 """
 
 from __future__ import annotations
@@ -88,14 +90,17 @@ class ProbeCache:
     def __init__(self, directory: Path, now: Callable[[], float] = time.time) -> None:
         self.path = directory / FILE
         self._now = now
-        self._entries: dict[str, tuple[ModelInfo, float]] | None = None
+        self._entries: dict[str, tuple[ModelInfo, float]] = {}
+        # The file's (inode, mtime_ns, size) when read: each write is a new file (a rename).
+        self._stamp: tuple[int, int, int] | None = None
         self._lock = threading.Lock()
 
     def get(self, route: Route) -> tuple[ModelInfo, float] | None:
         """What a probe said about ``route``'s model and how many seconds ago, or None
         (never probed, or longer ago than :data:`MAX_AGE`)."""
-        if self._entries is None:
-            self._entries = self._load()
+        stamp = self._file_stamp()
+        if stamp != self._stamp:
+            self._entries, self._stamp = self._load(), stamp
         found = self._entries.get(_key(route))
         if found is None:
             return None
@@ -116,7 +121,15 @@ class ProbeCache:
             try:
                 self._write(entries)
             except OSError:
-                pass  # a cache: this process still has it
+                return  # a cache: this process still has it
+            self._stamp = self._file_stamp()
+
+    def _file_stamp(self) -> tuple[int, int, int] | None:
+        try:
+            found = os.stat(self.path)
+        except OSError:
+            return None
+        return found.st_ino, found.st_mtime_ns, found.st_size
 
     def _load(self) -> dict[str, tuple[ModelInfo, float]]:
         try:

@@ -181,3 +181,89 @@ def test_a_daily_budget_carries_from_one_cli_run_to_the_next(tmp_path: Path) -> 
     assert "budget 'daily' (spend) would be exceeded: 2 USD spent of 5 USD" in second.stderr
     assert "[limits.budgets.daily] spend in your settings file sets the limit" in second.stderr
     assert "Traceback" not in second.stderr
+
+
+# -- a long-lived process and short ones beside it ---------------------------------------
+
+LONG_LIVED = r"""
+import asyncio, json, sys
+from decimal import Decimal
+from modelplug import Client, ModelplugError
+from modelplug.testing import FakeModel, text
+from modelplug.types import Price, Usage
+from modelplug_limits import LimitsPolicy
+
+spec = json.loads(sys.argv[1])
+answer = text("ok", usage=Usage(input=5, output=5, reported=False))
+fake = FakeModel([answer] * 50, price=Price(input=Decimal(0), output=Decimal(1000)))
+policy = LimitsPolicy(clock=lambda: spec["now"])
+client = Client(plugins=[fake, policy], entry_points=False, config=spec["config"])
+
+async def one():
+    try:
+        await client.acomplete("fake/m", "hi", max_tokens=10)
+    except ModelplugError as exc:
+        return type(exc).__name__
+    # What it has spent, as a gateway reads it to show a key's budget: a read beside the
+    # writes, on a connection of its own.
+    store = policy.setup(client)[1]
+    await store.read(store.live_keys())
+    return "ok"
+
+async def main():
+    for line in sys.stdin:  # one call per line, the store kept open in between
+        print(json.dumps(await one()), flush=True)
+
+asyncio.run(main())
+"""
+
+
+def test_a_running_process_sees_what_processes_that_came_and_went_spent(
+    tmp_path: Path,
+) -> None:
+    # The running process's connections once lost their file locks to the first short
+    # process's close: that process deleted the WAL, and the running one went on counting
+    # in a snapshot nobody else saw (and admitted past the budget).
+    config = {"limits": {"budgets": {"daily": {"spend": "0.06", "period": "day"}}}}
+    spec = json.dumps({"config": config, "calls": 2, "now": NOW})
+    running = subprocess.Popen(
+        [sys.executable, "-c", LONG_LIVED, spec],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(tmp_path),
+        cwd=tmp_path,
+    )
+    assert running.stdin is not None and running.stdout is not None
+
+    def call() -> str:
+        running.stdin.write("call\n")  # type: ignore[union-attr]
+        running.stdin.flush()  # type: ignore[union-attr]
+        return str(json.loads(running.stdout.readline()))  # type: ignore[union-attr]
+
+    def short_process() -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", WORKER, spec],
+            input="go\n",
+            capture_output=True,
+            text=True,
+            env=environment(tmp_path),
+            cwd=tmp_path,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        return list(json.loads(done.stdout.strip().splitlines()[-1])["results"])
+
+    try:
+        # Each round: the running process spends 0.01, a short one 0.02 (two calls).
+        for _ in range(2):
+            assert call() == "ok"
+            assert short_process() == ["ok", "ok"]
+        # 0.06 spent of 0.06: the running process must see it and refuse.
+        assert call() == "BudgetExceededError"
+        spent = counted(tmp_path, "budget:daily:all:spend:2025-12-01")
+        assert from_nano(spent) == Decimal("0.06")
+    finally:
+        running.stdin.close()
+        running.wait(timeout=30)
