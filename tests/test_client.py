@@ -101,6 +101,25 @@ def test_user_provider_of_an_unserved_type_says_so(
         client.resolve("lab/m")
 
 
+def test_a_provider_type_no_plugin_serves_is_answered_with_the_types_that_exist(
+    modelplug_config_dir: Path,
+) -> None:
+    pytest.importorskip("modelplug_openai_compat")
+    import modelplug
+
+    (modelplug_config_dir / "config.toml").write_text(
+        '[providers.lab]\ntype = "openai-compat"\nbase_url = "http://127.0.0.1:9/v1"\n'
+    )
+    with modelplug.Client(enable=["modelplug-openai-compat"]) as client:
+        with pytest.raises(UnknownProviderError) as caught:
+            client.complete("lab/m", "hi")
+    message = str(caught.value)
+    assert "did you mean 'openai-compatible'?" in message
+    assert "Types the enabled plugins serve: echo, openai-compatible." in message
+    # Provider names are not types: listing them sent the user after the wrong thing.
+    assert "llamacpp" not in message
+
+
 def test_sync_stream_works_inside_a_running_event_loop(make_client: Any) -> None:
     client: Client = make_client()
 

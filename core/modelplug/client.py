@@ -227,6 +227,12 @@ class Client:
             self._declared = table
         return self._declared
 
+    def provider_types(self) -> list[str]:
+        """Every provider type the enabled plugins serve (what ``[providers.NAME] type``
+        may say), sorted."""
+        declared = self.declared_providers().values()
+        return sorted({entry.type for entries in declared for entry, _ in entries})
+
     def provider_type(self, name: str) -> str | None:
         """The type a provider name has: the user's ``[providers.NAME] type``, else the
         first-ranked declaration's (native before generic, then by plugin name); None
@@ -340,12 +346,15 @@ class Client:
             provider = concrete.partition("/")[0] if "/" in concrete else None
             defined = self.settings.providers.get(provider or "")
             if defined is not None:
+                types = self.provider_types()
                 raise UnknownProviderError(
                     concrete,
                     provider,
                     self.providers(),
-                    note=f"the provider {provider!r} in your settings has type "
-                    f"{defined.type!r}, which no enabled plugin serves",
+                    note=f"the provider {provider!r} in your settings "
+                    f"({self.settings.source_of('providers')}) has type {defined.type!r}, "
+                    f"which no enabled plugin serves{_did_you_mean(defined.type, types)}",
+                    types=types,
                 )
             raise UnknownProviderError(
                 concrete, provider, self.providers(), hint=self._install_hint(provider)
@@ -866,6 +875,14 @@ def _checked_spec(spec: str) -> str:
             f"e.g. {example_spec('anthropic')}"
         )
     return stripped
+
+
+def _did_you_mean(word: str, choices: list[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices``, or nothing."""
+    from difflib import get_close_matches
+
+    close = get_close_matches(word, choices, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _example_model(client: Client, provider: str) -> str:

@@ -149,13 +149,23 @@ class UnknownProviderError(ModelplugError):
         installed: list[str],
         note: str | None = None,
         hint: str | None = None,
+        types: list[str] | None = None,
     ) -> None:
         self.spec = spec
         self.provider = provider
         self.installed = installed
         self.hint = hint
+        self.types = types
         listing = ", ".join(installed) or "none"
-        if note:
+        if note and types is not None:
+            # A type no plugin serves is a typo or a missing plugin: the types that do
+            # exist say which, where provider names would not.
+            message = (
+                f"Cannot resolve {spec!r}: {note}. Types the enabled plugins serve: "
+                f"{', '.join(types) or 'none'}. Set one of them as the type, or install or "
+                "enable the plugin for that type (see `modelplug plugins`)."
+            )
+        elif note:
             message = (
                 f"Cannot resolve {spec!r}: {note}. Installed providers: {listing}. "
                 "Install or enable the plugin for that type (see `modelplug plugins`)."
