@@ -110,9 +110,11 @@ def test_a_provider_type_no_plugin_serves_is_answered_with_the_types_that_exist(
     (modelplug_config_dir / "config.toml").write_text(
         '[providers.lab]\ntype = "openai-compat"\nbase_url = "http://127.0.0.1:9/v1"\n'
     )
-    with modelplug.Client(enable=["modelplug-openai-compat"]) as client:
-        with pytest.raises(UnknownProviderError) as caught:
-            client.complete("lab/m", "hi")
+    with (
+        modelplug.Client(enable=["modelplug-openai-compat"]) as client,
+        pytest.raises(UnknownProviderError) as caught,
+    ):
+        client.complete("lab/m", "hi")
     message = str(caught.value)
     assert "did you mean 'openai-compatible'?" in message
     assert "Types the enabled plugins serve: echo, openai-compatible." in message
