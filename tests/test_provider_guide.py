@@ -95,3 +95,16 @@ def test_new_plugin_never_writes_over_a_directory(tmp_path):
     create("acme", tmp_path)
     with pytest.raises(ValueError, match="already exists"):
         create("acme", tmp_path)
+
+
+def test_new_plugin_takes_the_distribution_name_for_the_provider_s(tmp_path, capsys):
+    from modelplug.cli import main
+
+    assert main(["new-plugin", "modelplug-foo", str(tmp_path)]) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["modelplug-foo"]
+    plugin = tmp_path / "modelplug-foo"
+    assert 'TYPE = "foo"' in (plugin / "src" / "modelplug_foo" / "__init__.py").read_text()
+    assert 'name = "modelplug-foo"' in (plugin / "pyproject.toml").read_text()
+    assert f"wrote {plugin}:" in capsys.readouterr().out
+    assert main(["new-plugin", "modelplug-", str(tmp_path)]) == 2
+    assert "'modelplug-' is not a plugin name" in capsys.readouterr().err

@@ -16,21 +16,24 @@ __all__ = ["TEMPLATE", "create"]
 
 TEMPLATE = Path(__file__).parent / "template" / "modelplug-acme"
 NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
+PREFIX = "modelplug-"  # every plugin distribution's, added to the provider type's name
 
 
 def create(name: str, where: Path) -> Path:
     """Write ``modelplug-NAME/`` under ``where`` and return its path.
 
     :param name: the provider type and built-in provider name, lowercase words joined by
-        ``-`` (``acme``, ``my-api``).
+        ``-`` (``acme``, ``my-api``); the distribution's name (``modelplug-acme``) is
+        taken for its provider's, so it never becomes ``modelplug-modelplug-acme``.
     :raises ValueError: a name that is not that, or a directory that already exists.
     """
+    given, name = name, name.removeprefix(PREFIX)
     if not NAME.fullmatch(name):
         raise ValueError(
-            f"{name!r} is not a plugin name: use lowercase letters, digits and single "
-            "hyphens, starting with a letter (e.g. acme, my-api)"
+            f"{given!r} is not a plugin name: use lowercase letters, digits and single "
+            "hyphens, starting with a letter (e.g. acme, my-api, or modelplug-acme)"
         )
-    target = where / f"modelplug-{name}"
+    target = where / f"{PREFIX}{name}"
     if target.exists():
         raise ValueError(f"{target} already exists: choose another name or directory")
     for source in sorted(TEMPLATE.rglob("*")):
