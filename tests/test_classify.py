@@ -54,6 +54,16 @@ class HTTPishError(Exception):
             False,
         ),
         (HTTPishError("bad field", status_code=400), "bad_request", False, False),
+        # The server cannot do it at all: asking again, or elsewhere on it, is no help.
+        (HTTPishError("does not support embeddings", status_code=501), "bad_request", False, False),
+        (
+            HTTPishError(status_code=200, body={"error": {"type": "not_supported_error"}}),
+            "bad_request",
+            False,
+            False,
+        ),
+        (HTTPishError("model does not support tools"), "bad_request", False, False),
+        (HTTPishError("not supported right now", status_code=503), "transient", True, True),
         (ConnectionResetError(104, "Connection reset by peer"), "transient", True, True),
         (TimeoutError("read timed out"), "transient", True, True),
         (ConnectionRefusedError(111, "Connection refused"), "unreachable", False, True),

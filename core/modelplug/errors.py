@@ -316,6 +316,9 @@ CONTEXT_PHRASES = (
     "input is too long",
     "reduce the length",
 )
+# A server's words for a request it cannot serve at all (llama-server without
+# --embeddings, a model without tools): asked again, it answers the same.
+_NOT_SUPPORTED_PHRASES = ("not supported", "does not support", "unsupported", "not implemented")
 
 
 def class_for_status(
@@ -364,6 +367,14 @@ def class_for_status(
             status=status,
             reason="the provider is overloaded",
         )
+    if _not_supported(status, error_type, lowered):
+        # Never retried; no fallback either: a fallback would also cool the route down
+        # for the calls it can serve. The server's message says what to change.
+        return ErrorClass(
+            kind="bad_request",
+            status=status,
+            reason=f"not supported by the server ({status})" if status else "not supported",
+        )
     if (status is not None and status >= 500) or error_type == "api_error":
         return ErrorClass(
             kind="transient",
@@ -397,3 +408,13 @@ def class_for_status(
     if status is not None and 400 <= status < 500:
         return ErrorClass(kind="bad_request", status=status, reason=f"bad request ({status})")
     return None
+
+
+def _not_supported(status: int | None, error_type: str | None, lowered: str) -> bool:
+    """Whether the server said it cannot do this at all: a 501 (Not Implemented), a
+    ``not_supported_error``, or those words in an error that has no status (an error
+    event mid-stream). A 4xx with those words is a bad request already; a 5xx other
+    than 501 may be a passing failure that happens to use them."""
+    if status == 501 or error_type == "not_supported_error":
+        return True
+    return status is None and any(p in lowered for p in _NOT_SUPPORTED_PHRASES)
