@@ -4,13 +4,13 @@ What differs between providers is the request body and the event reader; this mo
 what they share, written once:
 
 - one shared ``httpx2.AsyncClient`` per plugin and event loop, its pool sized by core's
-  ``[http]`` table, never following a redirect (it would carry the key elsewhere); a
-  request over plain http goes to the client's own transport straight
-  (:mod:`modelplug.plain_http`), with the same bytes on the wire, unless the client
-  has something to add (cookies, auth, event hooks);
+  ``[http]`` table, never following a redirect (it would carry the key elsewhere); every
+  request, ``http://`` and ``https://`` alike, goes through httpx2's public client API
+  and its own transport (httpcore2 and h11 do the HTTP/1.1 framing, not this module);
 - the timeouts every plugin reads under the same names (:class:`Timeouts`);
-- one resend, at once and with no notice, when a pooled keep-alive connection turns out
-  dead before the server read the request (llama.cpp's server closes its connection
+- one resend, at once and with no notice, when a send fails before any answer came
+  (httpx2's ``RemoteProtocolError`` or ``WriteError`` while sending): a pooled
+  keep-alive connection the server had closed (llama.cpp's server closes its connection
   after every stream while its headers say keep-alive);
 - an error status, or a 200 that is not a stream (a web page, a JSON error), turned into
   the plugin's own classified error, Retry-After included (:class:`WireErrors`);
@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache, partial
+from functools import lru_cache
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic
 from urllib.parse import urlsplit
@@ -52,7 +52,6 @@ if TYPE_CHECKING:
     import httpx2
 
     from .client import Client
-    from .plain_http import PlainHTTPTransport, PlainResponse
     from .routes import Route
     from .settings import Settings
     from .types import Response
@@ -77,9 +76,6 @@ ERROR_BODY_LIMIT = 64 * 1024
 # anything past these bounds is a server that holds the connection open: close it.
 DRAIN_BYTES = 64 * 1024
 DRAIN_SECONDS = 1.0
-# httpcore's words for a keep-alive connection the server had already closed (the
-# plain-http transport raises the same: plain_http.NO_ANSWER).
-NO_ANSWER = "without sending a response"
 
 # A plugin whose options are the kit's Timeouts writes ``ProviderHTTP(...)`` without
 # naming the record: the type parameter defaults to it (PEP 696).
@@ -426,11 +422,6 @@ class _Shared(Generic[OptionsT]):
     # The timeouts a request is sent with (first_byte_timeout as the read timeout until
     # the headers arrive), made once: the same for every call.
     send_timeout: httpx2.Timeout
-    # The client's own plain-http transport, when it has one: a request it can take
-    # goes to it straight (see _Send), past httpx2's client layers.
-    plain: PlainHTTPTransport | None = None
-    # The headers httpx2 would add to every request (Accept, User-Agent, ...).
-    defaults: tuple[tuple[bytes, bytes], ...] = ()
 
     async def aclose(self) -> None:
         # Client.aclose closes what async_http keeps, and that is this pair.
@@ -476,13 +467,8 @@ class ProviderHTTP(Generic[OptionsT]):
                 write=options.write_timeout,
                 pool=options.connect_timeout,
             )
-            limits = http_limits(client.settings)
-            mounts = _plain_http_mounts(limits)
             http = httpx2.AsyncClient(
-                timeout=timeout,
-                follow_redirects=False,
-                limits=limits,
-                mounts=mounts,
+                timeout=timeout, follow_redirects=False, limits=http_limits(client.settings)
             )
             send_timeout = httpx2.Timeout(
                 connect=options.connect_timeout,
@@ -490,12 +476,7 @@ class ProviderHTTP(Generic[OptionsT]):
                 write=options.write_timeout,
                 pool=options.connect_timeout,
             )
-            plain = mounts["http://"] if mounts else None
-            # Only while the client sends plain http through it (a test that replaces the
-            # client's transports with a mock must not be bypassed).
-            if plain is not None and _http_transport(http) is not plain:
-                plain = None
-            return _Shared(http, options, send_timeout, plain, tuple(http.headers.raw))
+            return _Shared(http, options, send_timeout)
 
         shared: _Shared[OptionsT] = client.async_http(self.name, make)
         return shared
@@ -561,28 +542,6 @@ class ProviderHTTP(Generic[OptionsT]):
         return data
 
 
-def _plain_http_mounts(limits: httpx2.Limits) -> dict[str, PlainHTTPTransport] | None:
-    """``http://`` on asyncio's own transports (:mod:`modelplug.plain_http`), unless the
-    environment sends plain http through a proxy (httpx2's own transport does that)."""
-    from urllib.request import getproxies
-
-    proxies = getproxies()
-    if "http" in proxies or "all" in proxies:
-        return None
-    from .plain_http import PlainHTTPTransport
-
-    return {"http://": PlainHTTPTransport(limits)}
-
-
-def _http_transport(http: httpx2.AsyncClient) -> object:
-    import httpx2
-
-    try:
-        return http._transport_for_url(httpx2.URL("http://127.0.0.1/"))
-    except AttributeError:  # an httpx2 without it: no direct path
-        return None
-
-
 # Parsing a URL costs tens of microseconds a call, and a plugin sends to the same few
 # URLs again and again; httpx2's URL is immutable, so one parse serves every call.
 @lru_cache(maxsize=256)
@@ -592,110 +551,14 @@ def _parsed_url(url: str) -> httpx2.URL:
     return httpx2.URL(url)
 
 
-class _Send:
-    """One request, ready to be sent (and sent again once, when a dead pooled
-    connection took it). A request the client's plain-http transport can take (a body,
-    no credentials in the URL, nothing the client would add: see _plain_client) goes to
-    it straight, with the headers httpx2 would have sent, in its order: a loopback
-    call's httpx2 Request, Response and client layers cost about what the exchange
-    does. Any other goes through httpx2."""
-
-    __slots__ = ("_call", "extensions")
-
-    def __init__(
-        self,
-        shared: _Shared[Any],
-        method: str,
-        url: str,
-        body: bytes | None,
-        headers: Mapping[str, str],
-    ) -> None:
-        parsed = _parsed_url(url)
-        http = shared.http
-        plain = shared.plain
-        #: the request's extensions, whose timeouts :meth:`Answer._send` changes.
-        self.extensions: dict[str, Any]
-        self._call: Callable[[], Awaitable[httpx2.Response | PlainResponse]]
-        if plain is not None and body and _direct_url(parsed) and _plain_client(http):
-            given = _as_sent(shared.defaults, headers, parsed.netloc, len(body))
-            if given is not None:
-                self.extensions = {"timeout": shared.send_timeout.as_dict()}
-                self._call = partial(
-                    _direct, plain, http, method, parsed, given, body, self.extensions
-                )
-                return
-        request = http.build_request(
-            method, parsed, content=body, headers=dict(headers), timeout=shared.send_timeout
-        )
-        self.extensions = request.extensions
-        self._call = partial(http.send, request, stream=True)
-
-    def __call__(self) -> Awaitable[httpx2.Response | PlainResponse]:
-        return self._call()
-
-
-async def _direct(
-    plain: PlainHTTPTransport,
-    http: httpx2.AsyncClient,
-    method: str,
-    url: httpx2.URL,
-    headers: list[tuple[bytes, bytes]],
-    body: bytes,
-    extensions: dict[str, Any],
-) -> PlainResponse:
-    response = await plain.exchange(method, url, headers, body, extensions)
-    _keep_cookies(http, method, url, response)
-    return response
-
-
-def _direct_url(url: httpx2.URL) -> bool:
-    """Plain http with no credentials in it (httpx2 would turn those into auth)."""
-    return url.raw_scheme == b"http" and not url.userinfo
-
-
-def _plain_client(http: httpx2.AsyncClient) -> bool:
-    """Whether the client would add nothing of its own to a request: no cookies kept,
-    no auth, no event hooks (someone watching its requests, a test or a user)."""
-    hooks = http.event_hooks
-    return not (http.cookies or http.auth or hooks["request"] or hooks["response"])
-
-
-def _as_sent(
-    defaults: tuple[tuple[bytes, bytes], ...],
-    headers: Mapping[str, str],
-    host: bytes,
-    length: int,
-) -> list[tuple[bytes, bytes]] | None:
-    """The headers httpx2 sends for a request with a body of ``length`` bytes: Host,
-    the client's defaults the request does not set, the request's, Content-Length.
-    None for a header httpx2 would refuse (not ASCII): it is sent there, to refuse it."""
-    try:
-        given = [(name.encode("ascii"), value.encode("ascii")) for name, value in headers.items()]
-    except (UnicodeEncodeError, AttributeError):
-        return None
-    names = {name.lower() for name, _ in given}
-    sent = [] if b"host" in names else [(b"Host", host)]
-    sent += [(name, value) for name, value in defaults if name.lower() not in names]
-    sent += given
-    if b"content-length" not in names and b"transfer-encoding" not in names:
-        sent.append((b"Content-Length", str(length).encode("ascii")))
-    return sent
-
-
-def _keep_cookies(
-    http: httpx2.AsyncClient, method: str, url: httpx2.URL, response: PlainResponse
-) -> None:
-    """Cookies an answer sets go into the client's jar, as httpx2 keeps them (the next
-    request then goes through httpx2, which sends them)."""
-    import httpx2
-
-    if "set-cookie" in response.headers:
-        kept = httpx2.Response(
-            response.status_code,
-            headers=response.headers,
-            request=httpx2.Request(method, url),
-        )
-        http.cookies.extract_cookies(kept)
+def _request(
+    shared: _Shared[Any], method: str, url: str, body: bytes | None, headers: Mapping[str, str]
+) -> httpx2.Request:
+    """One request, built once and sent again as is when a dead pooled connection
+    took it (httpx2 keeps a request's body: a ``bytes`` body can be sent twice)."""
+    return shared.http.build_request(
+        method, _parsed_url(url), content=body, headers=dict(headers), timeout=shared.send_timeout
+    )
 
 
 class Answer:
@@ -793,18 +656,20 @@ class Answer:
             raise
         return self
 
-    async def _send(self, shared: _Shared[Any]) -> httpx2.Response | PlainResponse:
+    async def _send(self, shared: _Shared[Any]) -> httpx2.Response:
         import httpx2
 
-        send = _Send(shared, self.method, self._url, self._body, self._headers)
+        http = shared.http
+        request = _request(shared, self.method, self._url, self._body, self._headers)
         try:
             try:
-                response = await send()
-            except httpx2.TransportError as exc:
-                if not _never_answered(exc):
-                    raise
-                # Once, at once: a dead pooled connection, not a struggling server.
-                response = await send()
+                response = await http.send(request, stream=True)
+            except (httpx2.RemoteProtocolError, httpx2.WriteError):
+                # Once, at once: a dead pooled connection, not a struggling server. Raised
+                # by send, these came before a whole head: the server closed without an
+                # answer (or sent a head so broken that a second try fails the same way).
+                # A ReadError is not resent: a reset may follow a request it acted on.
+                response = await http.send(request, stream=True)
         except httpx2.ConnectError:
             raise self.errors.unreachable(
                 self.route, base=self.base, settings=self.client.settings
@@ -817,11 +682,10 @@ class Answer:
                 f"the request to {self.route.provider} failed: {type(exc).__name__}",
                 reason="connection lost",
             ) from None
-        # The body is read with read_timeout between reads; the transports read this
-        # mapping once the body's reads begin (httpcore2 at the first, plain_http at
-        # each wait), which is after this point.
-        send.extensions["timeout"] = {
-            **send.extensions["timeout"],
+        # The body is read with read_timeout between reads; httpcore2 reads this mapping
+        # when the body's first read begins, which is after this point.
+        request.extensions["timeout"] = {
+            **request.extensions["timeout"],
             "read": self.options.read_timeout,
         }
         return response
@@ -1014,15 +878,3 @@ def _json_object(raw: bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     return data if isinstance(data, dict) else None
-
-
-def _never_answered(exc: Exception) -> bool:
-    """Whether a send failed before the server sent any byte of an answer: the server
-    never answered, so it cannot have acted on the request."""
-    import httpx2
-
-    if isinstance(exc, httpx2.RemoteProtocolError):
-        return NO_ANSWER in str(exc)
-    # A write that failed on a connection the server had already closed. (A read error
-    # is not resent: it may come after part of an answer.)
-    return isinstance(exc, httpx2.WriteError)
