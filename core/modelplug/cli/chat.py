@@ -67,7 +67,10 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     chat.add_argument("--hide-thinking", action="store_true", help="do not show thinking")
     chat.add_argument("--usage", action="store_true", help="print tokens and cost to stderr")
     chat.add_argument(
-        "--schema", metavar="FILE", help="a JSON Schema file: print the validated JSON answer"
+        "--schema",
+        metavar="FILE|JSON",
+        help="a JSON Schema, in a file or inline ('{\"type\": \"object\", ...}'): print the "
+        "validated JSON answer",
     )
     chat.add_argument(
         "--retries", type=int, default=1, help="with --schema: re-ask this often (default 1)"
@@ -259,13 +262,7 @@ def _structured(
     """``chat --schema``: the validated answer as JSON on stdout, notices on stderr."""
     from ..types import Notice
 
-    path = Path(args.schema)
-    try:
-        schema = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"--schema {path}: cannot read it ({exc.strerror})") from None
-    except ValueError as exc:
-        raise ConfigError(f"--schema {path}: not JSON ({exc})") from None
+    schema = _schema(args.schema)
 
     def notice(event: Any) -> None:
         if isinstance(event, Notice):
@@ -285,3 +282,28 @@ def _structured(
     if args.usage:
         print(usage_line(response.model or "", response.usage, response.cost), file=sys.stderr)
     return 0
+
+
+def _schema(given: str) -> Any:
+    """``--schema``'s JSON Schema: inline JSON when the value starts with ``{`` (a schema
+    is an object; no file name does), else the file of that name."""
+    if given.lstrip().startswith("{"):
+        try:
+            return json.loads(given)
+        except ValueError as exc:
+            raise ConfigError(
+                f"--schema: the inline schema is not JSON ({exc}); quote it whole for the "
+                "shell, e.g. --schema '{\"type\": \"object\"}', or give a file"
+            ) from None
+    path = Path(given)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            f"--schema {given}: neither a file (cannot read it: {exc.strerror}) nor inline "
+            "JSON (which starts with {); give a schema file or the schema itself"
+        ) from None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"--schema {path}: the file is not JSON ({exc})") from None
