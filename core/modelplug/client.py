@@ -328,7 +328,7 @@ class Client:
         catalog plugin (for ``modelplug models``)."""
         asked = _checked_spec(self.choose_model(spec))
         concrete, role = self.expand(asked)
-        concrete = _checked_spec(concrete)
+        concrete = _placed(_checked_spec(concrete))
         provider_name, slash, model = concrete.partition("/")
         if slash and not model:
             example = _example_model(self, provider_name)
@@ -875,6 +875,17 @@ def _checked_spec(spec: str) -> str:
             f"e.g. {example_spec('anthropic')}"
         )
     return stripped
+
+
+def _placed(spec: str) -> str:
+    """``spec``, or ``provider/spec`` for a bare model id of a known vendor's family
+    (:data:`modelplug.known_providers.BARE_FAMILIES`)."""
+    if "/" in spec:
+        return spec
+    from .known_providers import vendor_of
+
+    vendor = vendor_of(spec)
+    return spec if vendor is None else f"{vendor}/{spec}"
 
 
 def _did_you_mean(word: str, choices: list[str]) -> str:

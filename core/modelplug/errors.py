@@ -178,8 +178,9 @@ class UnknownProviderError(ModelplugError):
             )
         else:
             message = (
-                f"No plugin resolves the model {spec!r}. Name it as provider/model; "
-                f"installed providers: {listing}."
+                f"No plugin resolves the model {spec!r}. Name it as provider/model (a bare "
+                "model id finds its provider only in the claude-*, gemini-* and OpenAI "
+                f"families: gpt-*, o1, o3-mini, ...); installed providers: {listing}."
             )
         super().__init__(message)
 

@@ -54,7 +54,10 @@ def modelplug_resolve(spec: str, settings: Settings, provider_type: str | None) 
 
     Called by :meth:`Client.resolve` after aliases and roles have been expanded, so
     ``spec`` is a concrete ``provider/model`` (split at the first ``/``; the model part
-    may itself contain ``/``) or a bare model id such as ``claude-sonnet-4-6``.
+    may itself contain ``/``) or a bare model id. A bare id of a known vendor's family
+    (``claude-sonnet-4-6``, ``gemini-2.5-flash``, ``gpt-5``) arrives as that vendor's
+    spec (``anthropic/claude-sonnet-4-6``): core's one rule,
+    :data:`modelplug.known_providers.BARE_FAMILIES`.
 
     .. versionadded:: 0.1
     .. versionchanged:: 1.0 ``provider_type``.

@@ -1,4 +1,5 @@
-"""Which distribution serves each well-known provider name, for install hints.
+"""Which distribution serves each well-known provider name, for install hints, and
+which vendor a bare model id belongs to (:data:`BARE_FAMILIES`).
 
 Used only when no enabled plugin serves a spec's provider: the error then says whether
 the plugin is installed but switched off (and by which setting) or which distribution
@@ -13,9 +14,17 @@ name them. When a model reaches its end of life, its replacement goes here first
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["KNOWN_PROVIDERS", "PRICING_DISTRIBUTION", "KnownProvider", "example_spec"]
+__all__ = [
+    "BARE_FAMILIES",
+    "KNOWN_PROVIDERS",
+    "PRICING_DISTRIBUTION",
+    "KnownProvider",
+    "example_spec",
+    "vendor_of",
+]
 
 
 @dataclass(frozen=True)
@@ -48,3 +57,23 @@ PRICING_DISTRIBUTION = "modelplug-prices"
 def example_spec(provider: str) -> str:
     """``provider/<its example model>``, e.g. ``example_spec("anthropic")``."""
     return f"{provider}/{KNOWN_PROVIDERS[provider].example}"
+
+
+# A bare model id (no ``provider/``) is read as ``<provider>/<id>`` when it opens one of
+# these vendors' model families: one rule for every vendor, applied by core before any
+# plugin sees the spec, so ``gpt-5`` works as ``claude-sonnet-4-6`` does. Anything else
+# bare goes to the plugins as it is (``echo``, an in-house adapter's own names).
+# gpt-oss is OpenAI's open-weights family, served by local servers, not OpenAI's API.
+BARE_FAMILIES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"claude-"), "anthropic"),
+    (re.compile(r"gemini-"), "gemini"),
+    (re.compile(r"(gpt-(?!oss)|chatgpt-|codex-|text-embedding-|o[1-9][0-9]*(-|$))"), "openai"),
+)
+
+
+def vendor_of(model: str) -> str | None:
+    """The provider a bare model id belongs to by its family, or None."""
+    for family, provider in BARE_FAMILIES:
+        if family.match(model):
+            return provider
+    return None
