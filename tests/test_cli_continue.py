@@ -172,3 +172,62 @@ def test_a_conversation_that_cannot_be_stored_is_a_warning_naming_the_way_out(
     (warning,) = [w for w in done.stderr.splitlines() if "could not store" in w]
     assert warning.startswith("modelplug: warning: could not store the conversation in ")
     assert warning.endswith("set MODELPLUG_DATA_DIR to a writable directory, or use -n")
+
+
+def listed(tmp_path: Path) -> list[str]:
+    done = modelplug(tmp_path, "chat", "--list")
+    assert (done.returncode, done.stderr) == (0, "")
+    return done.stdout.splitlines()
+
+
+def test_list_shows_every_conversation_the_last_first_and_which_one_c_continues(
+    tmp_path: Path,
+) -> None:
+    assert listed(tmp_path) == [
+        f"no conversations yet in {tmp_path / 'data' / 'conversations'}; modelplug chat "
+        "stores each one (not with -n)"
+    ]
+    modelplug(tmp_path, "chat", "-m", "echo", "the  first\nquestion")
+    modelplug(tmp_path, "chat", "-m", "echo", "x" * 60)
+    newest, oldest = listed(tmp_path)
+    ids = {c["messages"][0]["content"][0]["text"]: c["id"] for c in stored(tmp_path)}
+    assert newest.startswith(ids["x" * 60] + "  ")
+    assert newest.endswith(f'  echo  2 messages  "{"x" * 49}…"  (last: -c continues it)')
+    assert oldest.startswith(ids["the  first\nquestion"] + "  ")
+    assert oldest.endswith('  echo  2 messages  "the first question"')
+
+
+def test_continue_by_id_picks_that_conversation_and_makes_it_the_last(tmp_path: Path) -> None:
+    modelplug(tmp_path, "chat", "-m", "echo", "-s", "Be brief.", "old")
+    modelplug(tmp_path, "chat", "-m", "echo", "new")
+    old = next(c["id"] for c in stored(tmp_path) if c["messages"][0]["content"][0]["text"] == "old")
+    done = modelplug(tmp_path, "chat", "-c", old, "--usage", "more")
+    # echo counts words: its system prompt (2) and turns (1 + 1) are sent with this one.
+    assert (done.returncode, done.stdout) == (0, "more\n")
+    assert done.stderr == "echo/echo: input 5 output 1 cost $0\n"
+    assert listed(tmp_path)[0].startswith(old + "  ")
+    again = modelplug(tmp_path, "chat", "--continue", "--usage", "and more")
+    assert again.stderr == "echo/echo: input 8 output 2 cost $0\n"  # the same one, the last
+    assert sorted(len(c["messages"]) for c in stored(tmp_path)) == [2, 6]
+
+
+def test_a_bare_c_before_the_prompt_still_continues_the_last(tmp_path: Path) -> None:
+    modelplug(tmp_path, "chat", "-m", "echo", "one")
+    done = modelplug(tmp_path, "chat", "-c", "two words", "--usage")
+    assert (done.returncode, done.stdout) == (0, "two words\n")
+    assert done.stderr == "echo/echo: input 4 output 2 cost $0\n"
+    assert [len(c["messages"]) for c in stored(tmp_path)] == [4]
+
+
+def test_an_id_that_names_no_conversation_says_where_to_find_them(tmp_path: Path) -> None:
+    modelplug(tmp_path, "chat", "-m", "echo", "one")
+    done = modelplug(tmp_path, "chat", "-c", "20200101T000000-abcdef", "hi")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "modelplug: no conversation 20200101T000000-abcdef in "
+        f"{tmp_path / 'data' / 'conversations'}; modelplug chat --list shows those there are\n"
+    )
+    done = modelplug(tmp_path, "chat", "-c", "not-an-id", "hi")
+    assert done.returncode == 2
+    assert done.stderr.startswith("modelplug: -c not-an-id: not a conversation's id (such as ")
+    assert done.stderr.endswith("a bare -c continues the last one\n")

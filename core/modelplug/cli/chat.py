@@ -3,7 +3,8 @@
 Every turn sends the whole conversation back (its messages, the system prompt) and adds
 the reply to it; the conversation is stored after each reply (see
 :mod:`modelplug.cli.conversations`) unless ``-n/--no-log``, so ``-c/--continue`` picks
-it up in a later run. The interactive chat reads stdin line by line, from a terminal
+it up in a later run. ``--list`` shows the stored conversations and ``-c ID`` continues
+any one of them. The interactive chat reads stdin line by line, from a terminal
 or a pipe; ``exit``, ``quit`` or the end of input end it, and Ctrl-C during a reply
 stops that reply, not the chat.
 """
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, ModelplugError
-from .conversations import Conversation, Store
+from .conversations import Conversation, Store, Summary, is_conversation_id
 from .output import DIM, RESET, usage_line, write
 from .request_options import HELP as OPTION_HELP
 from .request_options import parse_options
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "run"]
 
 ENDS = ("exit", "quit")
+LAST = ""  # what a bare -c/--continue gives: the last conversation
 
 
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
@@ -53,8 +55,15 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
         "-c",
         "--continue",
         dest="continue_",
-        action="store_true",
-        help="continue the last conversation (its model and system prompt unless -m or -s)",
+        nargs="?",
+        const=LAST,
+        default=None,
+        metavar="ID",
+        help="continue the last conversation, or the one ID names (see --list), with its "
+        "model and system prompt unless -m or -s",
+    )
+    chat.add_argument(
+        "--list", action="store_true", help="list the stored conversations, the last first"
     )
     chat.add_argument("-n", "--no-log", action="store_true", help="do not store this conversation")
     chat.add_argument(
@@ -90,17 +99,21 @@ class Turns:
 
 
 def run(args: argparse.Namespace, client: Client) -> int:
+    store = Store(client.settings.data_dir())
+    if args.list:
+        if args.prompt is not None or args.continue_ is not None:
+            raise ConfigError("--list lists the conversations: give it alone")
+        return _list(store)
     fields = _fields(args)
-    prompt = args.prompt
+    continued, prompt = _continued(args.continue_, args.prompt)
     if prompt == "-":
         prompt = sys.stdin.read()
     if args.schema:
-        if args.continue_ or prompt is None:
+        if continued is not None or prompt is None:
             raise ConfigError("--schema answers one prompt: give it, without -c/--continue")
         return _structured(args, client, prompt, fields)
-    store = Store(client.settings.data_dir())
-    if args.continue_:
-        conversation = store.last()
+    if continued is not None:
+        conversation = store.named(continued) if continued else store.last()
         conversation.model = args.model or conversation.model
         if args.system is not None:
             conversation.system = args.system
@@ -111,6 +124,47 @@ def run(args: argparse.Namespace, client: Client) -> int:
         _turn(turns, prompt)
         return 0
     return _interactive(turns)
+
+
+def _continued(given: str | None, prompt: str | None) -> tuple[str | None, str | None]:
+    """The conversation to continue (None: a new one; ``LAST``: the last one; else its
+    id) and the prompt. ``-c hello`` is the last conversation and the prompt "hello":
+    only a conversation's id is taken for one."""
+    if given is None or given == LAST or is_conversation_id(given):
+        return given, prompt
+    if prompt is None:
+        return LAST, given
+    raise ConfigError(
+        f"-c {given}: not a conversation's id (such as 20261207T065339-a1b2c3); "
+        "modelplug chat --list shows them, and a bare -c continues the last one"
+    )
+
+
+def _list(store: Store) -> int:
+    found = store.summaries()
+    if not found:
+        print(f"no conversations yet in {store.root}; modelplug chat stores each one (not with -n)")
+        return 0
+    last = store.last_id()
+    for summary in found:
+        print(_listed(summary, summary.id == last))
+    return 0
+
+
+def _listed(summary: Summary, last: bool) -> str:
+    if summary.problem is not None:
+        return f"{summary.id}  {summary.problem}"
+    from datetime import datetime
+
+    try:
+        when = datetime.fromisoformat(summary.updated).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        when = "-"
+    line = (
+        f"{summary.id}  {when}  {summary.model or '-'}  {summary.messages} messages  "
+        f"{json.dumps(summary.opening, ensure_ascii=False)}"
+    )
+    return line + ("  (last: -c continues it)" if last else "")
 
 
 def _fields(args: argparse.Namespace) -> dict[str, Any]:
@@ -130,9 +184,8 @@ def _interactive(turns: Turns) -> int:
 
         conversation = turns.conversation
         route = turns.client.resolve(conversation.model)
-        again = (
-            f", continuing {len(conversation.messages)} messages" if turns.args.continue_ else ""
-        )
+        kept = len(conversation.messages)
+        again = f", continuing {kept} messages of {conversation.id}" if kept else ""
         print(
             f"Chatting with {route.name}{again}. Type exit or quit (or press Ctrl-D) to "
             "end; Ctrl-C stops a reply.",

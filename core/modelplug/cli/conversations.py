@@ -1,4 +1,5 @@
-"""Where ``modelplug chat`` keeps conversations, so ``-c`` continues the last one.
+"""Where ``modelplug chat`` keeps conversations, so ``-c`` continues the last one (or
+``-c ID`` any one that ``chat --list`` shows).
 
 One JSON file per conversation in ``conversations/`` of modelplug's data directory
 (:meth:`Settings.data_dir`: ``MODELPLUG_DATA_DIR``, else the platform's, such as
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,10 +27,31 @@ from ..errors import ConfigError
 if TYPE_CHECKING:
     from ..types import Message
 
-__all__ = ["Conversation", "Store"]
+__all__ = ["Conversation", "Store", "Summary", "is_conversation_id"]
 
 FORMAT = 1
 LAST = "last"
+# What Conversation.new names one: its UTC start and six hex digits.
+ID = re.compile(r"\d{8}T\d{6}-[0-9a-f]{6}")
+OPENING = 50  # characters of the first prompt a listing shows
+
+
+def is_conversation_id(text: str) -> bool:
+    """Whether ``text`` is a conversation's id (``20261207T065339-a1b2c3``), so that
+    ``-c TEXT`` names one rather than being a prompt."""
+    return ID.fullmatch(text) is not None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One stored conversation as ``chat --list`` shows it."""
+
+    id: str
+    model: str | None
+    updated: str  # ISO time of the last reply, UTC
+    messages: int
+    opening: str  # the first prompt, on one line, shortened
+    problem: str | None = None  # why the file cannot be read, when it cannot
 
 
 @dataclass
@@ -85,14 +108,35 @@ class Store:
 
     def last(self) -> Conversation:
         """The conversation a reply was last added to; ConfigError when there is none."""
-        try:
-            conversation_id = (self.root / LAST).read_text(encoding="utf-8").strip()
-        except FileNotFoundError:
+        conversation_id = self.last_id()
+        if conversation_id is None:
             raise ConfigError(
                 f"no conversation to continue yet ({self.root} holds none); start one "
                 "without -c/--continue"
-            ) from None
+            )
         return self.load(conversation_id)
+
+    def last_id(self) -> str | None:
+        try:
+            return (self.root / LAST).read_text(encoding="utf-8").strip() or None
+        except FileNotFoundError:
+            return None
+
+    def named(self, conversation_id: str) -> Conversation:
+        """The conversation ``conversation_id`` names; ConfigError when there is none."""
+        if not self.path(conversation_id).exists():
+            raise ConfigError(
+                f"no conversation {conversation_id} in {self.root}; modelplug chat --list "
+                "shows those there are"
+            )
+        return self.load(conversation_id)
+
+    def summaries(self) -> list[Summary]:
+        """Every stored conversation, the one last replied to first."""
+        if not self.root.is_dir():
+            return []
+        found = [_summary(path) for path in self.root.glob("*.json")]
+        return sorted(found, key=lambda s: (s.updated, s.id), reverse=True)
 
     def load(self, conversation_id: str) -> Conversation:
         from pydantic import ValidationError
@@ -111,7 +155,7 @@ class Store:
             )
         except FileNotFoundError:
             raise ConfigError(
-                f"the last conversation, {path}, is gone; start a new one without -c/--continue"
+                f"the conversation {path} is gone; start a new one without -c/--continue"
             ) from None
         except (ValueError, KeyError, TypeError, ValidationError) as exc:
             reason = type(exc).__name__ if isinstance(exc, ValidationError) else str(exc)
@@ -124,6 +168,34 @@ class Store:
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         # An existing directory is tightened too: it holds what the user said.
         os.chmod(self.root, 0o700)
+
+
+def _summary(path: Path) -> Summary:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        messages = data["messages"]
+        return Summary(
+            id=str(data.get("id") or path.stem),
+            model=data.get("model"),
+            updated=str(data.get("updated") or data.get("created") or ""),
+            messages=len(messages),
+            opening=_opening(messages),
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else type(exc).__name__
+        return Summary(path.stem, None, "", 0, "", problem=f"cannot be read ({reason})")
+
+
+def _opening(messages: list[dict[str, Any]]) -> str:
+    """The first prompt's text on one line, cut to :data:`OPENING` characters."""
+    for message in messages:
+        if message.get("role") != "user":
+            continue
+        for block in message.get("content", []):
+            if block.get("type") == "text":
+                text = " ".join(str(block.get("text", "")).split())
+                return text if len(text) <= OPENING else text[: OPENING - 1] + "…"
+    return ""
 
 
 def _write_private(path: Path, text: str) -> None:
