@@ -2,7 +2,9 @@
 
 Exit codes: 0 ok; 1 the call failed (the model or provider answered with an error, or a
 plugin broke); 2 what was given is wrong (the command line, a settings file, the spec,
-the request, a missing key). Errors are one line, never a traceback.
+the request, a missing key); 141 the reader of stdout went away (``modelplug ... |
+head``), quietly, as a command that SIGPIPE stops. Errors are one line, never a
+traceback.
 
 Each command group is its own module (``chat``, ``config``, ``embed``, ``models``, ``plugins``,
 ``resolve`` with ``price``, ``trust``, ``new_plugin``); plugins add subcommands through the
@@ -34,6 +36,11 @@ from .trust import add_trusted_project
 
 __all__ = ["add_trusted_project", "build_parser", "exit_code", "main"]
 
+# What a shell reports for a command that SIGPIPE stopped (128 + 13): the exit status of
+# `yes | head` in `set -o pipefail`. Python ignores SIGPIPE, so a closed stdout is an
+# EPIPE here; the command ends as those commands do, with nothing on stderr.
+CLOSED_PIPE = 141
+
 
 def build_parser(client: Client | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -57,7 +64,19 @@ def build_parser(client: Client | None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = _main(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()  # a closed pipe shows here, where it is handled
+        return code
+    except BrokenPipeError:
+        # The reader went away (`modelplug --version | head -1`): stop quietly, and keep
+        # the interpreter from failing again while it flushes stdout at exit (the recipe
+        # of Python's signal module documentation).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return CLOSED_PIPE
+
+
+def _main(args_list: list[str]) -> int:
     if args_list[:1] in (["--version"], ["-V"]):
         return plugins.version()
     warnings.showwarning = _show_warning
@@ -87,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         code: int = args.handler(args, client)
-        sys.stdout.flush()  # a closed pipe shows here, where it is handled
+        sys.stdout.flush()  # a closed pipe shows here, while the client is open
         return code
     except ModelplugError as exc:
         print(f"modelplug: {exc}", file=sys.stderr)
@@ -95,11 +114,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("modelplug: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        # The reader went away (`modelplug plugins | head`): stop quietly, and keep the
-        # interpreter from failing again while it flushes stdout at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
     finally:
         try:
             client.close()

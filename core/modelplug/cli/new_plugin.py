@@ -18,7 +18,9 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
         "new-plugin",
         help="write a provider plugin to start from (docs/writing-a-provider.md), tests included",
     )
-    new.add_argument("name", help="the provider type, e.g. acme or my-api (modelplug-acme means acme)")
+    new.add_argument(
+        "name", help="the provider type, e.g. acme or my-api (modelplug-acme means acme)"
+    )
     new.add_argument("directory", nargs="?", default=".", help="where to write it (default: here)")
     new.set_defaults(handler=run)
 
