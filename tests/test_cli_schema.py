@@ -50,7 +50,7 @@ def test_broken_inline_json_is_named_as_such_with_how_to_quote_it(
     code, out, err = chat(capsys, "--schema", '{"type": object}', "Paris")
     assert (code, out) == (2, "")
     assert err.startswith("modelplug: --schema: the inline schema is not JSON (Expecting value")
-    assert "--schema '{\"type\": \"object\"}', or give a file" in err
+    assert '--schema \'{"type": "object"}\', or give a file' in err
 
 
 def test_a_schema_file_that_is_not_json_names_the_file(

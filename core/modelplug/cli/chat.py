@@ -78,7 +78,7 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     chat.add_argument(
         "--schema",
         metavar="FILE|JSON",
-        help="a JSON Schema, in a file or inline ('{\"type\": \"object\", ...}'): print the "
+        help='a JSON Schema, in a file or inline (\'{"type": "object", ...}\'): print the '
         "validated JSON answer",
     )
     chat.add_argument(
@@ -346,7 +346,7 @@ def _schema(given: str) -> Any:
         except ValueError as exc:
             raise ConfigError(
                 f"--schema: the inline schema is not JSON ({exc}); quote it whole for the "
-                "shell, e.g. --schema '{\"type\": \"object\"}', or give a file"
+                'shell, e.g. --schema \'{"type": "object"}\', or give a file'
             ) from None
     path = Path(given)
     try:
