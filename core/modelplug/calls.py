@@ -42,17 +42,54 @@ log = logging.getLogger("modelplug")
 OPEN_STREAMS = "modelplug.open-streams"
 
 
-def coerce_request(request: RequestLike | None, fields: Mapping[str, Any]) -> Request:
-    """A Request from whatever the caller gave; RequestError names every problem."""
+def coerce_request(
+    request: RequestLike | None,
+    fields: Mapping[str, Any],
+    *,
+    client: Client | None = None,
+    spec: str | Route | None = None,
+) -> Request:
+    """A Request from whatever the caller gave; RequestError names every problem.
+
+    ``messages=[...]`` stands for the request when no other is given (LiteLLM's and the
+    OpenAI SDK's habit). Another client's argument (``model=``, ``api_key=``...) is
+    refused with what to write instead, naming what ``client`` knows of ``spec`` (its
+    key variable, its plugin's settings, the user's settings file).
+    """
+    unknown = [name for name in fields if name not in Request.model_fields]
+    if unknown:
+        from .call_habits import misplaced_arguments
+
+        hints = misplaced_arguments(unknown, client, spec)
+        if hints is not None:
+            raise RequestError(f"invalid request: {hints}")
+    if "messages" in fields and not isinstance(request, (Mapping, Request)):
+        if request is not None:
+            raise RequestError(
+                "invalid request: the conversation is given twice, as the second argument "
+                "and as messages=; pass it once"
+            )
+        request, fields = (
+            {"messages": fields["messages"]},
+            {name: value for name, value in fields.items() if name != "messages"},
+        )
     try:
         return Request.coerce(request if request is not None else "", **fields)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'request'}: {e['msg']}" for e in exc.errors()
-        )
+        problems = "; ".join(_problem(error) for error in exc.errors())
         raise RequestError(f"invalid request: {problems}") from None
     except (TypeError, ValueError) as exc:
         raise RequestError(f"invalid request: {exc}") from None
+
+
+def _problem(error: Any) -> str:
+    """One validation error as ``where: what``; an unknown keyword lists the fields."""
+    where = ".".join(str(p) for p in error["loc"]) or "request"
+    if error["type"] == "extra_forbidden" and len(error["loc"]) == 1:
+        from .call_habits import not_a_field
+
+        return not_a_field(where, list(Request.model_fields))
+    return f"{where}: {error['msg']}"
 
 
 async def guarded_stream(
@@ -62,7 +99,7 @@ async def guarded_stream(
     fields: Mapping[str, Any],
 ) -> AsyncIterator[Event]:
     """:meth:`Client.astream`'s body: deltas, notices, then exactly one priced Done."""
-    req = coerce_request(request, fields)
+    req = coerce_request(request, fields, client=client, spec=spec)
     if req.output_schema is not None:
         from .structured import check_schema, structured_stream
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from queue import Queue
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .call_habits import SDK_BASE_URLS
 from .errors import (
     ConfigError,
     ErrorClass,
@@ -182,6 +183,7 @@ class Client:
         self._background: tuple[asyncio.AbstractEventLoop, threading.Thread] | None = None
         self._echo_noted = False
         self._checked_tables: set[str] = set()
+        self._noted_variables: set[str] = set()
         self._declared: dict[str, list[tuple[Provider, str]]] | None = None
         self._probes: ProbeCache | None = None
         self._warn_unknown_sections()
@@ -361,6 +363,8 @@ class Client:
             )
         if route.provider in self.settings.providers:
             self._check_provider_table(route.provider)
+        if route.endpoint.api_key_env in SDK_BASE_URLS:
+            self._note_ignored_base_url(route)
         catalog, cataloger = self.host.call_first(
             "modelplug_model_info", {"route": route, "settings": self.settings}
         )
@@ -399,6 +403,17 @@ class Client:
         return dataclasses.replace(
             route, info=info, spec=asked, role=role, plugin=route.plugin or found[1]
         )
+
+    def _note_ignored_base_url(self, route: Route) -> None:
+        """Warn, once per variable, that an SDK's base-URL variable is not read (see
+        :func:`modelplug.call_habits.ignored_base_url`)."""
+        from .call_habits import ignored_base_url, ignored_base_url_warning
+
+        variable = ignored_base_url(self.settings, route)
+        if variable is None or variable in self._noted_variables:
+            return
+        self._noted_variables.add(variable)
+        warn(ignored_base_url_warning(variable, route, self.settings.user_path), stacklevel=4)
 
     def _check_provider_table(self, provider: str) -> None:
         """The user's ``[providers.NAME]`` keys beyond core's, against what the serving
@@ -811,7 +826,9 @@ class Client:
     # -- lifecycle -------------------------------------------------------------------
 
     async def aclose(self) -> None:
-        """Close the HTTP clients plugins opened on the running loop."""
+        """Close the HTTP clients plugins opened on the running loop, then what plugins
+        hold open for this client outside a loop (their SQLite stores:
+        :func:`~modelplug.hookspecs.modelplug_close`)."""
         loop = asyncio.get_running_loop()
         # Emptied in place, not dropped: a thread's _ThreadLoop holds this same dict and
         # must see what is opened on its loop later.
@@ -822,11 +839,13 @@ class Client:
             closer = getattr(http, "aclose", None)
             if closer is not None:
                 await closer()
+        self.hook.modelplug_close(client=self)
 
     def close(self) -> None:
         """Close every thread's private loop and the HTTP clients plugins opened on it,
-        and the background loop. A loop another thread is running a call on right now
-        is closed by that thread when its call ends."""
+        and the background loop; then what plugins hold open for this client outside a
+        loop (:func:`~modelplug.hookspecs.modelplug_close`). A loop another thread is
+        running a call on right now is closed by that thread when its call ends."""
         with self._thread_loops_lock:
             owned = list(self._thread_loops)
             self._thread_loops.clear()
@@ -840,6 +859,7 @@ class Client:
             if not thread.is_alive():
                 bg_loop.close()
             self._background = None
+        self.hook.modelplug_close(client=self)
 
     def __enter__(self) -> Client:
         return self
