@@ -159,6 +159,8 @@ class JsonUnit:
 
 _FENCE_CLOSE = re.compile(r"[ \t]*(`{3,})[ \t\r]*")
 _MAX_INFO = 64
+# What ends a foreign fence's opener line, or shows that it was no fence.
+_OPENER_REST = re.compile(r"[`\n]")
 
 
 def _info_is_json(info: str) -> bool | None:
@@ -215,49 +217,50 @@ class FenceUnit:
         return self._find_close(text, final)
 
     def _read_info(self, text: str, final: bool) -> Step:
+        # Decided from the opener line alone, the same however the reply was cut: a
+        # stream that went on before the line ended must come to what the whole reply
+        # comes to.
         at = self._info_at
         end = len(text)
         newline = text.find("\n", at, at + _MAX_INFO + 1)
-        line_end = newline if newline >= 0 else min(end, at + _MAX_INFO + 1)
-        info = text[at:line_end]
+        info = text[at : newline if newline >= 0 else min(end, at + _MAX_INFO + 1)]
         if "`" in info:
             return Rejected(at)  # ```x``` on one line is inline code, not a fence
-        is_json = _info_is_json(info)
-        if newline < 0 and not final:
-            if line_end - at <= _MAX_INFO and is_json is not False:
-                return None
-            return self._foreign(text, final)  # another language, known before the line ends
+        # An info string longer than _MAX_INFO is never json: a stream has to decide
+        # before such a line ends, so a whole reply decides the same.
+        too_long = newline < 0 and end - at > _MAX_INFO
+        is_json = False if too_long else _info_is_json(info)
+        if newline < 0 and not final and is_json is not False:
+            return None  # may still be ```json
         if is_json:
             if newline < 0:
                 return Rejected(end, f"```json fence at character {self.start} is never closed")
             self._state = "body"
             self._body_at = self._line_at = self._scan_at = newline + 1
             return None
-        return self._foreign(text, final)
+        return self._foreign()
 
-    def _foreign(self, text: str, final: bool) -> Step:
+    def _foreign(self) -> Step:
         if not self._walk_foreign:
             return Rejected(self._info_at)
+        # Shown at once: it is text whatever the rest of its opener line says. The
+        # rest of that line is still read: a backtick there makes it inline code.
         self.held = False
-        self._state = "body"
-        newline = text.find("\n", self._info_at)
-        if newline < 0:
-            # The opener line is still arriving; the body starts after it.
-            self._state = "foreign-opener"
-            self._scan_at = len(text)
-            return Rejected(len(text)) if final else None
-        self._body_at = self._line_at = self._scan_at = newline + 1
+        self._state = "foreign-opener"
+        self._scan_at = self._info_at
         return None
 
     def _find_close(self, text: str, final: bool) -> Step:
         end = len(text)
         if self._state == "foreign-opener":
-            newline = text.find("\n", self._scan_at)
-            if newline < 0:
+            stop = _OPENER_REST.search(text, self._scan_at)
+            if stop is None:
                 self._scan_at = end
                 return Rejected(end) if final else None
+            if stop.group() == "`":
+                return Rejected(self._info_at)  # a backtick in its info string: not a fence
             self._state = "body"
-            self._body_at = self._line_at = self._scan_at = newline + 1
+            self._body_at = self._line_at = self._scan_at = stop.end()
         while True:
             line_at = self._line_at
             newline = text.find("\n", self._scan_at)
