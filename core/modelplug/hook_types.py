@@ -81,6 +81,10 @@ class _DescribeRoute(Protocol):
     ) -> list[Awaitable[dict[str, Any]] | None]: ...
 
 
+class _Close(Protocol):
+    def __call__(self, *, client: Client) -> list[None]: ...
+
+
 class _Embed(Protocol):
     def __call__(
         self, *, route: Route, request: EmbedRequest, client: Client
@@ -101,3 +105,4 @@ class HookRelay(Protocol):
     modelplug_cli_commands: _CliCommands
     modelplug_describe_route: _DescribeRoute
     modelplug_embed: _Embed
+    modelplug_close: _Close

@@ -36,6 +36,7 @@ __all__ = [
     "hookspec",
     "modelplug_classify_error",
     "modelplug_cli_commands",
+    "modelplug_close",
     "modelplug_describe_route",
     "modelplug_embed",
     "modelplug_model_info",
@@ -309,6 +310,26 @@ def modelplug_embed(
         the provider's limit (``modelplug.plugin.embed_batches`` and
         ``gather_batches``). Raise classified errors as from a stream; a plain ``def``,
         like :func:`modelplug_probe`.
+
+    .. versionadded:: 1.1
+    """
+
+
+@hookspec
+def modelplug_close(client: Client) -> None:
+    """Release what this plugin holds open for ``client`` outside an event loop: the
+    connections of an SQLite store it chose for the client, a file.
+
+    Called by :meth:`Client.close` and :meth:`Client.aclose` (so by ``with`` and
+    ``async with`` too, and at interpreter exit for a Client left open), after the HTTP
+    clients of :meth:`Client.async_http` are closed: what lives on a loop belongs there,
+    and is closed with its loop. Every implementation is called, perhaps more than once
+    for one client, which may make calls again afterwards: closing must be harmless to
+    repeat, and what it closed is opened again on its next use. A store that other
+    clients of the process share may be closed too, on that rule. A plain ``def``.
+
+    :param client: the Client being closed.
+    :return: None.
 
     .. versionadded:: 1.1
     """

@@ -13,6 +13,7 @@ modelplug-redis does),
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import AsyncIterator, Awaitable, Generator
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +93,15 @@ def modelplug_embed(
     if any(isinstance(p, FallbackPolicy) for p in find_policies(client, modelplug_policy)):
         return (yield)
     return (yield from default_policy().embed_wrapper(route, request, client))
+
+
+@hookimpl
+def modelplug_close(client: Client) -> None:
+    """Close the connections to the SQLite cooldowns file this process holds for
+    ``client`` (opened again by the next call that meets a cooldown)."""
+    policy = sys.modules.get(f"{__name__}.policy")
+    if policy is not None:  # never imported: no call ran, no file was opened
+        policy.close_sqlite_cooldowns(client)
 
 
 @hookimpl

@@ -31,7 +31,14 @@ if TYPE_CHECKING:
 
     from .sqlite_cooldowns import SqliteCooldowns
 
-__all__ = ["POLICY_KIND", "FallbackPolicy", "choose_store", "default_policy", "policies_on"]
+__all__ = [
+    "POLICY_KIND",
+    "FallbackPolicy",
+    "choose_store",
+    "close_sqlite_cooldowns",
+    "default_policy",
+    "policies_on",
+]
 
 POLICY_KIND = "fallback"
 """What :func:`modelplug.plugin.find_policies` finds this plugin's policies by."""
@@ -92,6 +99,12 @@ class FallbackPolicy:
     @hookimpl(wrapper=True, tryfirst=True)
     def modelplug_embed(self, route: Route, request: EmbedRequest, client: Client) -> EmbedWrapper:
         return (yield from self.embed_wrapper(route, request, client))
+
+    @hookimpl
+    def modelplug_close(self, client: Client) -> None:
+        """Close the SQLite cooldowns file this policy's store for ``client`` may be (a
+        store the program gave is the program's to close)."""
+        close_sqlite_cooldowns(client)
 
     @hookimpl
     def modelplug_describe_route(
@@ -212,6 +225,16 @@ def choose_store(client: Client, choice: str) -> AnyCooldownStore:
                 'choose store = "sqlite" (this machine) or "memory" (this process)'
             )
     return sqlite_cooldowns(client.settings.data_dir() / FILE_NAME)
+
+
+def close_sqlite_cooldowns(client: Client) -> None:
+    """Close this process's connections to ``client``'s cooldowns file (``choose_store``
+    gives every client of one data directory the same store); its next use opens them
+    again."""
+    with _FILES_LOCK:
+        found = _FILES.get(client.settings.data_dir() / FILE_NAME) if _FILES else None
+    if found is not None:
+        found.close()
 
 
 def sqlite_cooldowns(path: Path) -> SqliteCooldowns:

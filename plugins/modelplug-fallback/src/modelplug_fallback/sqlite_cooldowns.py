@@ -146,5 +146,9 @@ class SqliteCooldowns:
             )
             self._warned = True
 
+    def close(self) -> None:
+        """Close this process's connections to the file; the next use opens them again."""
+        self.db.close()
+
     def __repr__(self) -> str:
         return f"SqliteCooldowns({str(self.path)!r})"

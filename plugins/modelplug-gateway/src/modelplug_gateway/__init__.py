@@ -7,6 +7,7 @@ nothing: uvicorn and the app load when the server starts.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 from modelplug.plugin import hookimpl
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from modelplug.plugin import Client
 
 __version__ = "1.0.0"
-__all__ = ["modelplug_cli_commands"]
+__all__ = ["modelplug_cli_commands", "modelplug_close"]
 
 
 @hookimpl
@@ -26,3 +27,12 @@ def modelplug_cli_commands(subparsers: argparse._SubParsersAction[Any], client: 
     from .cli import add_commands
 
     add_commands(subparsers)
+
+
+@hookimpl
+def modelplug_close(client: Client) -> None:
+    """Close the connections to the SQLite keys file this process holds for ``client``
+    (a gateway's, at its shutdown; a ``keys`` command's, when it ends)."""
+    keys = sys.modules.get(f"{__name__}.keys")
+    if keys is not None:  # never imported: no key was read or written
+        keys.close_sqlite_keys(client)

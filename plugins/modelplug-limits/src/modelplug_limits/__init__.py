@@ -14,6 +14,7 @@ implements), :class:`SqliteCounters` (the default: this machine's processes shar
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import AsyncIterator, Awaitable, Generator
 from typing import TYPE_CHECKING, Any
 
@@ -117,6 +118,15 @@ def modelplug_cli_commands(subparsers: argparse._SubParsersAction[Any], client: 
         return show_limits(client, as_json=args.json)
 
     parser.set_defaults(handler=run)
+
+
+@hookimpl
+def modelplug_close(client: Client) -> None:
+    """Close the connections to the SQLite counters file this process holds for
+    ``client`` (its budgets and rate windows; opened again by the next call counted)."""
+    stores = sys.modules.get(f"{__name__}.stores")
+    if stores is not None:  # never imported: nothing was counted in a file
+        stores.close_sqlite_counters(client)
 
 
 @hookimpl

@@ -27,7 +27,7 @@ from .money import to_nano
 from .options import LimitsOptions, load_options
 from .plan import Plan, budget_error, plan_attempt, plan_embed
 from .store import Charge, CounterStore, Outcome, Setting
-from .stores import choose_store, store_for
+from .stores import choose_store, close_sqlite_counters, store_for
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client, Route, Settings
@@ -80,6 +80,12 @@ class LimitsPolicy:
     @hookimpl(wrapper=True, trylast=True)
     def modelplug_embed(self, route: Route, request: EmbedRequest, client: Client) -> EmbedWrapper:
         return (yield from self.embed_wrapper(route, request, client))
+
+    @hookimpl
+    def modelplug_close(self, client: Client) -> None:
+        """Close the SQLite counters file this policy's store for ``client`` may be (a
+        store the program gave is the program's to close)."""
+        close_sqlite_counters(client)
 
     @hookimpl
     def modelplug_describe_route(

@@ -205,6 +205,10 @@ class SqliteCounters:
         then = "; counting in this process's memory until it works again" if counting else ""
         return f"modelplug-limits: the counters file {self.path} cannot be used ({why}){then}"
 
+    def close(self) -> None:
+        """Close this process's connections to the file; the next use opens them again."""
+        self.db.close()
+
     def __repr__(self) -> str:
         return f"SqliteCounters({str(self.path)!r})"
 

@@ -25,7 +25,14 @@ if TYPE_CHECKING:
 
     from .sqlite_store import SqliteCounters
 
-__all__ = ["STORES", "STORES_KIND", "choose_store", "sqlite_counters", "store_for"]
+__all__ = [
+    "STORES",
+    "STORES_KIND",
+    "choose_store",
+    "close_sqlite_counters",
+    "sqlite_counters",
+    "store_for",
+]
 
 STORES = ("auto", "sqlite", "memory", "redis")
 STORES_KIND = "stores"  # a plugin (modelplug-redis) that offers shared stores
@@ -54,6 +61,20 @@ def sqlite_counters(path: Path) -> SqliteCounters:
         if found is None:
             found = _FILES[path] = SqliteCounters(path)
         return found
+
+
+def close_sqlite_counters(client: Client) -> None:
+    """Close this process's connections to ``client``'s counters file (``choose_store``
+    gives every client of one data directory the same store); whoever counts there next
+    opens them again."""
+    if not _FILES:
+        return
+    from .sqlite_store import FILE_NAME
+
+    with _FILES_LOCK:
+        found = _FILES.get(client.settings.data_dir() / FILE_NAME)
+    if found is not None:
+        found.close()
 
 
 def choose_store(client: Client, choice: str) -> CounterStore:

@@ -3,6 +3,8 @@ the user's data directory, or the operator's Redis when ``[redis] url`` is set).
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .record import PERIODS, PREFIX, KeyRecord
@@ -12,6 +14,8 @@ from .store import KeyExistsError, KeyStore, NoSuchKeyError
 if TYPE_CHECKING:
     from modelplug.plugin import Client
 
+    from .sqlite_store import SqliteKeys
+
 __all__ = [
     "PERIODS",
     "PREFIX",
@@ -20,11 +24,16 @@ __all__ = [
     "KeyRecord",
     "KeyStore",
     "NoSuchKeyError",
+    "close_sqlite_keys",
     "hasher_for",
     "new_key",
     "open_store",
     "redis_connection",
 ]
+
+
+_FILES: dict[Path, SqliteKeys] = {}
+_FILES_LOCK = threading.Lock()
 
 
 def new_key(hasher: Hasher) -> str:
@@ -56,7 +65,25 @@ def open_store(client: Client) -> KeyStore:
         return RedisKeys(connection)
     from .sqlite_store import FILE_NAME, SqliteKeys
 
-    return SqliteKeys(client.settings.data_dir() / FILE_NAME)
+    path = client.settings.data_dir() / FILE_NAME
+    # One store per file in a process, as the limits' and fallback's: one pair of
+    # connections however many gates and commands ask, and one to close.
+    with _FILES_LOCK:
+        found = _FILES.get(path)
+        if found is None:
+            found = _FILES[path] = SqliteKeys(path)
+        return found
+
+
+def close_sqlite_keys(client: Client) -> None:
+    """Close this process's connections to ``client``'s keys file; its next use opens
+    them again."""
+    from .sqlite_store import FILE_NAME
+
+    with _FILES_LOCK:
+        found = _FILES.get(client.settings.data_dir() / FILE_NAME) if _FILES else None
+    if found is not None:
+        found.close()
 
 
 def hasher_for(client: Client) -> Hasher:

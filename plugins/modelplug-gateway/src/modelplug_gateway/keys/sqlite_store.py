@@ -72,5 +72,9 @@ class SqliteKeys:
         row = self.db.read(lambda db: db.execute("SELECT 1 FROM keys LIMIT 1").fetchone())
         return row is not None
 
+    def close(self) -> None:
+        """Close this process's connections to the file; the next use opens them again."""
+        self.db.close()
+
     def __repr__(self) -> str:
         return f"SqliteKeys({self.where!r})"
