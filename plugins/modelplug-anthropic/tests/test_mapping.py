@@ -31,6 +31,7 @@ from modelplug.types import (
     ToolUseBlock,
 )
 from modelplug_anthropic.mapping import (
+    DEFAULT_MAX_TOKENS,
     from_wire_message,
     to_wire_messages,
     to_wire_params,
@@ -223,15 +224,41 @@ def test_cache_mark_skips_thinking_and_never_touches_the_stored_block() -> None:
 def test_to_wire_params_maps_thinking(
     model: str, thinking: ThinkingRequest | None, expected: dict[str, Any], min_tokens: int
 ) -> None:
+    # No max_tokens from the caller: the plugin's own leaves room for the thinking.
     params = to_wire_params(
-        Request(messages=[Message(role="user", content="q")], thinking=thinking, max_tokens=1000),
-        route(model),
+        Request(messages=[Message(role="user", content="q")], thinking=thinking), route(model)
     )
     got = {k: params[k] for k in ("thinking", "output_config") if k in params}
     assert got == expected
-    assert params["max_tokens"] >= max(min_tokens, 1000)
+    assert params["max_tokens"] >= max(min_tokens, DEFAULT_MAX_TOKENS)
     if min_tokens == 0:
-        assert params["max_tokens"] == 1000
+        assert params["max_tokens"] == DEFAULT_MAX_TOKENS
+
+
+@pytest.mark.parametrize(
+    "thinking",
+    [
+        None,
+        ThinkingRequest(),
+        ThinkingRequest(effort="max"),
+        ThinkingRequest(adaptive=True),
+        ThinkingRequest(budget_tokens=500),
+        ThinkingRequest(budget_tokens=20_000),
+    ],
+)
+@pytest.mark.parametrize("model", ["claude-opus-5", "claude-opus-4-6", "claude-3-7-sonnet"])
+def test_the_caller_s_max_tokens_is_never_raised(
+    model: str, thinking: ThinkingRequest | None
+) -> None:
+    for max_tokens in (300, 1000, 4000):
+        ask = Request(
+            messages=[Message(role="user", content="q")], thinking=thinking, max_tokens=max_tokens
+        )
+        params = to_wire_params(ask, route(model))
+        assert params["max_tokens"] == max_tokens
+        budget = params.get("thinking", {}).get("budget_tokens")
+        if budget is not None:
+            assert 1024 <= budget < max_tokens
 
 
 def test_thinking_floor_respects_a_larger_request_and_the_model_limit() -> None:
@@ -432,7 +459,6 @@ def test_a_thinking_budget_never_pushes_max_tokens_past_the_model_limit() -> Non
     ask = Request(
         messages=[Message(role="user", content="q")],
         thinking=ThinkingRequest(budget_tokens=60_000),
-        max_tokens=1000,
     )
     assert (
         to_wire_params(ask, route("claude-opus-4-6", max_output_tokens=64_000))["max_tokens"]

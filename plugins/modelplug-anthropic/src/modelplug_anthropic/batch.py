@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from modelplug.types import Done, Event, Notice, Request, Route, TextDelta
 
 from . import sdk as sdk_module
+from .budget import fit_thinking
 from .errors import BatchResultError
 from .mapping import from_wire_message, to_wire_params
 from .options import cache_enabled
@@ -119,6 +120,9 @@ async def stream_batch(
     sdk, options = sdk_module.sdk_client(route, client, key)
     cache = cache_enabled(request, options)
     hide = request.thinking is not None and request.thinking.hide
+    request, budget_notice = fit_thinking(request, route)
+    if budget_notice is not None:
+        yield budget_notice
     params = to_wire_params(request, route, cache=cache)
     # Sent once: a new submission is the fallback policy's decision, not ours.
     async with asyncio.timeout(timing.check_limit):

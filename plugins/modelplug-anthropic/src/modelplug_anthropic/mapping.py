@@ -38,6 +38,7 @@ from modelplug.types import (
     Usage,
 )
 
+from .budget import fit_thinking
 from .routes import same_model_names, supports_effort, thinking_mode
 
 __all__ = [
@@ -56,7 +57,8 @@ __all__ = [
 CACHE_MARK: dict[str, str] = {"type": "ephemeral"}
 WEB_SEARCH_TOOL = "web_search_20250305"
 DEFAULT_MAX_TOKENS = 8192
-# Thinking counts toward max_tokens, so a thinking request needs room (seed 000).
+# Thinking counts toward max_tokens, so a thinking request needs room (seed 000): the
+# max_tokens chosen when the caller gave none.
 THINKING_MIN_TOKENS = 16_384
 THINKING_MIN_TOKENS_HIGH = 32_000
 _HIGH_EFFORTS = ("xhigh", "max")
@@ -251,8 +253,13 @@ def _thinking_fields(request: Request, route: Route) -> tuple[dict[str, Any], bo
 
 
 def _max_tokens(request: Request, route: Route, thinking: bool) -> int:
+    """The caller's max_tokens as it is (never raised: its thinking budget was fitted
+    under it, :mod:`modelplug_anthropic.budget`); without one, enough for an answer and
+    for the thinking, within the model's output limit."""
+    if request.max_tokens is not None:
+        return request.max_tokens
     limit = route.info.max_output_tokens
-    value = request.max_tokens or min(limit or DEFAULT_MAX_TOKENS, THINKING_MIN_TOKENS_HIGH)
+    value = min(limit or DEFAULT_MAX_TOKENS, THINKING_MIN_TOKENS_HIGH)
     if thinking:
         effort = request.thinking.effort if request.thinking is not None else None
         floor = THINKING_MIN_TOKENS_HIGH if effort in _HIGH_EFFORTS else THINKING_MIN_TOKENS
@@ -277,7 +284,10 @@ def _max_tokens(request: Request, route: Route, thinking: bool) -> int:
 def to_wire_params(request: Request, route: Route, *, cache: bool = True) -> dict[str, Any]:
     """The whole Messages API request body for ``request`` on ``route`` (no ``stream``
     flag: the caller adds what its endpoint needs). ``request.extra`` is merged last, so
-    it can set any field the API knows and this mapping does not."""
+    it can set any field the API knows and this mapping does not. A thinking budget
+    that does not fit under the caller's max_tokens is fitted first (:func:`fit_thinking`
+    says what it changed)."""
+    request, _ = fit_thinking(request, route)
     thinking_fields, thinking = _thinking_fields(request, route)
     params: dict[str, Any] = {
         "model": route.model,

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from modelplug.plugin import ModelError, SSEFramer
 from modelplug.types import Done, Event, Request, Route, TextDelta
 
+from .budget import fit_thinking
 from .errors import ERRORS, error_event, malformed
 from .http import HTTP, messages_url, request_headers
 from .mapping import to_wire_params
@@ -50,6 +51,9 @@ async def stream_messages(
 ) -> AsyncIterator[Event]:
     """Stream one request; see the module docstring."""
     options = HTTP.options(client)
+    request, budget_notice = fit_thinking(request, route)
+    if budget_notice is not None:
+        yield budget_notice  # before sending: the caller hears why thinking changed
     text = encode_body(to_wire_params(request, route, cache=cache_enabled(request, options)))
     hide = request.thinking is not None and request.thinking.hide
     reader = MessageReader(route, hide_thinking=hide, sent_chars=len(text))

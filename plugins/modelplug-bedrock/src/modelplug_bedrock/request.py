@@ -22,6 +22,7 @@ from modelplug.types import (
     ToolUseBlock,
 )
 
+from .budget import claude_budget, fit_thinking
 from .providers import takes_cache_points
 
 __all__ = ["TOP_LEVEL", "build_body"]
@@ -40,18 +41,13 @@ TOP_LEVEL = frozenset(
         "serviceTier",
     }
 )
-# Thinking budgets for an effort, for models that take Claude's thinking parameter.
-BUDGETS = {
-    "minimal": 1024,
-    "low": 2048,
-    "medium": 8192,
-    "high": 16384,
-    "xhigh": 32768,
-    "max": 32768,
-}
 
 
 def build_body(request: Request, route: Route) -> dict[str, Any]:
+    """The ConverseStream body. A Claude thinking budget that does not fit under the
+    caller's maxTokens is fitted first (:func:`~modelplug_bedrock.budget.fit_thinking`
+    says what it changed)."""
+    request, _ = fit_thinking(request, route)
     cache = bool(request.cache) and takes_cache_points(route.model)
     body: dict[str, Any] = {"messages": _messages(request, route, cache)}
     if request.system:
@@ -89,10 +85,8 @@ def _model_fields(request: Request, route: Route) -> dict[str, Any]:
     """What Converse has no member for: Claude's thinking and top_k."""
     fields: dict[str, Any] = {}
     claude = "anthropic." in route.model
-    thinking = request.thinking
-    can_think = route.info.thinking is not None
-    if claude and can_think and thinking is not None and thinking.enabled:
-        budget = thinking.budget_tokens or BUDGETS.get(thinking.effort or "medium", 8192)
+    budget = claude_budget(request, route)
+    if budget is not None:
         fields["thinking"] = {"type": "enabled", "budget_tokens": budget}
     if request.top_k is not None:
         fields["top_k" if claude else "topK"] = request.top_k

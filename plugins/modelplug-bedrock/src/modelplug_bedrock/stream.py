@@ -33,6 +33,7 @@ from modelplug.types import (
     Usage,
 )
 
+from .budget import fit_thinking
 from .credentials import frozen_credentials
 from .errors import ERRORS
 from .eventstream import Frame, FrameDecoder, FramingError
@@ -274,6 +275,9 @@ async def stream_converse(
     base = route.endpoint.base_url
     region = region_for(route, settings, options) if base is None or bearer is None else None
     url = f"{base_url_for(route, region or '')}/model/{quote(route.model, safe='')}/converse-stream"
+    request, budget_notice = fit_thinking(request, route)
+    if budget_notice is not None:
+        yield budget_notice  # before sending: the caller hears why thinking changed
     body = json.dumps(build_body(request, route), separators=(",", ":")).encode()
     if bearer is not None:
         headers = provider_headers(

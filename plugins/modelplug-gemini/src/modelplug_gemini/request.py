@@ -29,6 +29,7 @@ from modelplug.types import (
     ToolUseBlock,
 )
 
+from .budget import fit_thinking, thinking_budget
 from .routes import model_generation, thinking_mode
 from .schema import to_gemini_schema
 
@@ -47,9 +48,6 @@ GENERATED_ID_PREFIX = "gemini_call_"
 FOREIGN_SIGNATURE = "skip_thought_signature_validator"
 
 _MODES = {"auto": "AUTO", "any": "ANY", "none": "NONE"}
-# Thinking budgets (tokens) per effort for the 2.5 models (Flash tops out at 24,576,
-# Pro at 32,768).
-_BUDGETS = {"minimal": 512, "low": 2048, "medium": 8192, "high": 24576, "xhigh": 32768}
 
 
 def _image_part(image: ImageBlock) -> dict[str, Any]:
@@ -212,19 +210,16 @@ def _thinking_config(thinking: ThinkingRequest, model: str) -> dict[str, Any]:
             # 2.5 Pro cannot stop thinking: its smallest budget is 128 tokens.
             config["thinkingBudget"] = 0 if thinking_mode(model) != "always" else 128
         return config
-    if thinking.budget_tokens is not None:
-        config["thinkingBudget"] = thinking.budget_tokens
-    elif thinking.effort is not None:
+    budget = thinking_budget(thinking, model)
+    if budget is not None:
+        config["thinkingBudget"] = budget
+    elif thinking.effort is not None and generation >= (3, 0):
         effort = thinking.effort
-        if generation >= (3, 0):
-            if pro:
-                config["thinkingLevel"] = "low" if effort in ("minimal", "low") else "high"
-            else:
-                kept = effort in ("minimal", "low", "medium")
-                config["thinkingLevel"] = effort if kept else "high"
+        if pro:
+            config["thinkingLevel"] = "low" if effort in ("minimal", "low") else "high"
         else:
-            ceiling = 32768 if pro else 24576
-            config["thinkingBudget"] = min(_BUDGETS.get(effort, ceiling), ceiling)
+            kept = effort in ("minimal", "low", "medium")
+            config["thinkingLevel"] = effort if kept else "high"
     if not thinking.hide and thinking.display != "omitted":
         config["includeThoughts"] = True
     return config
@@ -309,7 +304,10 @@ def _structured_output(schema: OutputSchema) -> dict[str, Any]:
 def build_body(request: Request, route: Route) -> dict[str, Any]:
     """The JSON body of ``streamGenerateContent`` for ``request`` sent to ``route``.
     ``Request.extra`` is merged last (``generationConfig`` key by key), so
-    ``safetySettings``, ``cachedContent`` or ``responseMimeType`` pass through."""
+    ``safetySettings``, ``cachedContent`` or ``responseMimeType`` pass through. A
+    thinking budget that does not fit under the caller's max_tokens is fitted first
+    (:func:`~modelplug_gemini.budget.fit_thinking` says what it changed)."""
+    request, _ = fit_thinking(request, route)
     body: dict[str, Any] = {"contents": contents_of(request, route)}
     if request.system:
         body["systemInstruction"] = {"parts": [{"text": request.system}]}

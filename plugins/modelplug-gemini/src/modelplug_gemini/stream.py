@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from modelplug.plugin import ModelError, SSEFramer, redact, redact_data
 from modelplug.types import Done, Event, Request, Route
 
+from .budget import fit_thinking
 from .errors import google_error, malformed_call, stream_broken
 from .http import HTTP, prepare
 from .reader import MALFORMED, Reader
@@ -81,6 +82,9 @@ class Parser:
 
 async def stream_generate(route: Route, request: Request, client: Client) -> AsyncIterator[Event]:
     """The events of one call, ending with exactly one Done."""
+    request, budget_notice = fit_thinking(request, route)
+    if budget_notice is not None:
+        yield budget_notice  # before sending: the caller hears why thinking changed
     body = build_body(request, route)
     payload = json.dumps(body, ensure_ascii=False).encode()
     target, headers = await prepare(route, client)
