@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from modelplug.plugin import estimated_usage
 from modelplug.plugin.wire import estimate_tokens
 
@@ -15,3 +18,20 @@ def test_an_estimated_usage_says_it_was_not_reported() -> None:
     usage = estimated_usage(sent_chars=41, got_chars=3)
 
     assert (usage.input, usage.output, usage.reported) == (11, 1, False)
+
+
+def test_words_are_counted_as_split_counts_them_across_slice_boundaries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The floor of a prompt's tokens: one word counted twice where a slice boundary cuts
+    # it would make a prompt that fits look too long.
+    from modelplug import estimate
+
+    monkeypatch.setattr(estimate, "_SLICE", 7)
+
+    @given(st.text(alphabet=st.sampled_from("ab \n\t\u3000\xa0"), max_size=200))
+    @settings(max_examples=300, deadline=None)
+    def check(text: str) -> None:
+        assert estimate.count_words(text) == len(text.split())
+
+    check()

@@ -105,9 +105,11 @@ async def guarded_stream(
 
         check_schema(req.output_schema)
         route = client.route_for(spec)
+        refuse_overlong_prompt(route, req)
         stream = structured_stream(client, route, req)
     else:
         route = client.route_for(spec)
+        refuse_overlong_prompt(route, req)
         stream = client.open_stream(route, req)
     # Streams open on this client and loop: at [http] max_connections, say so first
     # rather than wait for a connection in silence (see modelplug.http_pool).
@@ -211,6 +213,52 @@ async def guarded_stream(
             route=route,
             partial=_partial(route, text, thought),
         )
+
+
+# Who may give a context window that a prompt is refused by before it is sent: the
+# user's settings and the server itself. A plugin's default is a guess, and a catalog's
+# figure may be older than the model.
+WINDOW_SOURCES = {
+    "settings": "as your settings say",
+    "probe": "as a probe of the server found it",
+}
+
+
+def refuse_overlong_prompt(route: Route, request: Request) -> None:
+    """Raise a context_overflow ModelError, before anything is sent, for a prompt surely
+    longer than the route's context window, when that window is known (see
+    :data:`WINDOW_SOURCES`); otherwise let the call go and the server judge."""
+    info = route.info
+    window = info.context_window
+    said = WINDOW_SOURCES.get(info.context_window_source or "")
+    if window is None or said is None:
+        return
+    from .estimate import CHARS_PER_TOKEN, estimate_tokens, fewest_prompt_tokens
+
+    found = fewest_prompt_tokens(request, window)
+    if found is None:
+        return
+    words, characters = found
+    answer = f"the answer's max_tokens ({request.max_tokens:,})" if request.max_tokens else ""
+    again = (
+        f" (`modelplug resolve --probe {route.name}` asks it again)"
+        if info.context_window_source == "probe"
+        else ""
+    )
+    raise ModelError(
+        f"the prompt is longer than {route.name}'s context window of {window:,} tokens "
+        f"({said}{again}), so it was not sent: at least {words:,} tokens (one per word; "
+        f"about {estimate_tokens(characters):,} at {CHARS_PER_TOKEN} characters a token). "
+        f"About {window * CHARS_PER_TOKEN:,} characters fit, less "
+        f"{answer or 'what the answer needs'}. Shorten or compact the conversation, or "
+        "load the model with a larger window (e.g. llama-server -c, "
+        f'OLLAMA_CONTEXT_LENGTH) and set context_window under [models."{route.name}"] '
+        "to match",
+        error_class=ErrorClass(
+            kind="context_overflow", reason="the prompt is longer than the context window"
+        ),
+        route=route,
+    )
 
 
 async def _let_closings_run() -> None:

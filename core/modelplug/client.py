@@ -400,6 +400,10 @@ class Client:
                 user_info.price = dataclasses.replace(override.price)
                 user_info.price_source = "settings"
             info = user_info.merged_over(info)
+        if info.context_window is not None:
+            said = _window_said(override, probed, route.info, route.plugin or found[1], cataloger)
+            if said != info.context_window_source:
+                info = dataclasses.replace(info, context_window_source=said)
         return dataclasses.replace(
             route, info=info, spec=asked, role=role, plugin=route.plugin or found[1]
         )
@@ -906,6 +910,24 @@ def _placed(spec: str) -> str:
 
     vendor = vendor_of(spec)
     return spec if vendor is None else f"{vendor}/{spec}"
+
+
+def _window_said(
+    override: Any,
+    probed: tuple[ModelInfo, float] | None,
+    own: ModelInfo,
+    plugin: str | None,
+    cataloger: str | None,
+) -> str | None:
+    """Who gave a route's context window, by the layers :meth:`Client._resolve` lays
+    over each other: the settings, a probe, the provider plugin, a catalog plugin."""
+    if override is not None and override.context_window is not None:
+        return "settings"
+    if probed is not None and probed[0].context_window is not None:
+        return "probe"
+    if own.context_window is not None:
+        return own.context_window_source or plugin
+    return cataloger
 
 
 def _did_you_mean(word: str, choices: list[str]) -> str:

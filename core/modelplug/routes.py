@@ -73,6 +73,11 @@ class ModelInfo:
     #: Whether the server cuts a text longer than ``context_window`` (True) or refuses
     #: it (False); None: unknown. Core refuses an input before sending only when False.
     embedding_truncates: bool | None = None
+    #: Who gave ``context_window``: ``"settings"`` (a ``[models]`` entry), ``"probe"``
+    #: (the server, asked), or the plugin that assumed it; set by ``Client.resolve``.
+    #: Core refuses a prompt too long for the window before sending it only when the
+    #: window is the settings' or the server's word, never a plugin's default.
+    context_window_source: str | None = None
     notes: list[str] = field(default_factory=list)
 
     def merged_over(self, base: ModelInfo) -> ModelInfo:

@@ -112,7 +112,8 @@ def test_context_length_errors_are_overflow_with_a_hint(compat, wire_server, sta
     )
     error, _ = fail(compat())
     assert error.kind == "context_overflow" and not error.error_class.fallback
-    assert 'context_window for this model under [models."wire/m"]' in str(error)
+    assert 'Set context_window under [models."wire/m"] to what the server loaded' in str(error)
+    assert "compacted" not in str(error)  # nothing compacts a conversation on its own
 
 
 @pytest.mark.parametrize(

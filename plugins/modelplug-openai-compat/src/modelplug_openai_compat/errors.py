@@ -38,16 +38,40 @@ __all__ = [
     "backpressure_text",
     "batch_overflow",
     "class_for_status",
+    "context_hint",
     "http_error",
     "stream_broken",
     "unreachable",
 ]
 
-CONTEXT_HINT = (
-    "the prompt does not fit the model's context window; set context_window for this "
-    'model under [models."{name}"] in your settings (to what the server really loaded) '
-    "so the conversation is compacted before it overflows"
+# What a context overflow's message advises. Nothing compacts a conversation on its
+# own: the caller shortens it, or the server loads a larger window. A window known from
+# the settings or a probe already had core refuse a prompt surely too long; one that is
+# unknown (or a plugin's guess) is worth setting, so core can do that next time.
+KNOWN_WINDOW_HINT = (
+    "the prompt does not fit {name}'s context window of {window:,} tokens ({said}); "
+    "shorten or compact the conversation, or load the model with a larger window (e.g. "
+    'llama-server -c, OLLAMA_CONTEXT_LENGTH) and set context_window under [models."{name}"] '
+    "to match"
 )
+UNKNOWN_WINDOW_HINT = (
+    "the prompt does not fit the model's context window; shorten or compact the "
+    "conversation, or load the model with a larger window (e.g. llama-server -c, "
+    'OLLAMA_CONTEXT_LENGTH). Set context_window under [models."{name}"] to what the server '
+    "loaded (or run `modelplug resolve --probe {name}`), and modelplug refuses a prompt "
+    "too long for it before sending it"
+)
+_WINDOW_SAID = {"settings": "as your settings say", "probe": "as a probe of the server found it"}
+
+
+def context_hint(route: Route) -> str:
+    """The advice for a prompt the server found too long for ``route``'s window."""
+    window = route.info.context_window
+    said = _WINDOW_SAID.get(route.info.context_window_source or "")
+    if window is None or said is None:
+        return UNKNOWN_WINDOW_HINT.format(name=route.name)
+    return KNOWN_WINDOW_HINT.format(name=route.name, window=window, said=said)
+
 
 # llama.cpp's server (tools/server/server.cpp) refuses an input longer than its physical
 # batch with a 500 of type server_error; asking again gets the same refusal.
@@ -255,7 +279,7 @@ def http_error(
     error_class = class_for_status(status, message, retry_after, queue, error_type(body))
     where = f"{route.provider} answered {status}" if status else f"{route.provider} failed"
     overflow = error_class.kind == "context_overflow"
-    hint = (overflow_hint or CONTEXT_HINT.format(name=route.name)) if overflow else ""
+    hint = (overflow_hint or context_hint(route)) if overflow else ""
     if overflow and _BATCH_OVERFLOW.search(message):
         hint = BATCH_HINT
     text = ERRORS.wording(where, message, detail=queue, hint=hint, retry_after=retry_after)
