@@ -71,3 +71,39 @@ def test_a_project_file_cannot_set_gateway_settings(tmp_path: Path) -> None:
     options = read_gateway(settings)
     assert options.port == 4100
     assert options.models is None and options.auth == "key"
+
+
+def test_without_a_key_but_with_virtual_keys_made_the_refusal_names_auth_keys(
+    tmp_path: Path,
+) -> None:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("MODELPLUG")} | {
+        "MODELPLUG_CONFIG": str(tmp_path / "none.toml"),
+        "MODELPLUG_DATA_DIR": str(tmp_path / "data"),
+        "MODELPLUG_PLUGINS": "modelplug-gateway",
+    }
+    made = subprocess.run(
+        [sys.executable, "-m", "modelplug", "gateway", "keys", "create", "alice"],
+        env=environ,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert made.returncode == 0, made.stderr
+    done = run(["--port", "1"], tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines()[-1] == (
+        "modelplug gateway: the gateway needs a key: the virtual keys in "
+        f"{tmp_path / 'data' / 'gateway-keys.sqlite3'} are admitted with [gateway] auth = "
+        f'"keys" in {tmp_path / "none.toml"} (modelplug gateway keys list shows them); or set '
+        "MODELPLUG_GATEWAY_KEY (or [gateway] key_env) for one key of your own"
+    )
+
+
+def test_without_a_key_and_no_virtual_key_nothing_is_made_in_the_data_directory(
+    tmp_path: Path,
+) -> None:
+    done = run(["--port", "1"], tmp_path)
+    assert done.returncode == 2
+    assert "set MODELPLUG_GATEWAY_KEY" in done.stderr and 'auth = "keys"' not in done.stderr
+    assert not (tmp_path / "data" / "gateway-keys.sqlite3").exists()

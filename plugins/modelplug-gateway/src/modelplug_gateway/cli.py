@@ -79,4 +79,44 @@ def _serve(args: argparse.Namespace, client: Client) -> int:
             file=sys.stderr,
         )
         return 2
+    if not args.no_auth and options.auth == "key" and not client.settings.getenv(options.key_env):
+        where = _keys_waiting(client)
+        if where is not None:
+            # The operator made virtual keys and started the server as for one key of
+            # their own: the plain "set the key" message would hide which fix they want.
+            user_file = client.settings.user_path or "your settings file"
+            print(
+                f"modelplug gateway: the gateway needs a key: the virtual keys in {where} "
+                f'are admitted with [gateway] auth = "keys" in {user_file} (modelplug '
+                f"gateway keys list shows them); or set {options.key_env} (or [gateway] "
+                "key_env) for one key of your own",
+                file=sys.stderr,
+            )
+            return 2
     return serve(options, no_auth=args.no_auth)
+
+
+def _keys_waiting(client: Client) -> str | None:
+    """Where the virtual key store is when it holds keys; None when it holds none, or
+    cannot say now (the plain message is the one to give then)."""
+    import asyncio
+    from pathlib import Path
+
+    from .keys import open_store
+    from .keys.sqlite_store import SqliteKeys
+
+    store = open_store(client)
+    if isinstance(store, SqliteKeys) and not Path(store.where).exists():
+        return None  # never made: no key was ever created here (and none is made now)
+
+    async def look() -> bool:
+        try:
+            return await store.has_keys()
+        finally:
+            await client.aclose()  # the store's connections, before the server starts
+
+    try:
+        found = asyncio.run(look())
+    except Exception:  # a store that cannot be read now: let serve() say what it says
+        return None
+    return store.where if found else None
