@@ -596,3 +596,98 @@ def test_a_keyed_call_with_the_limits_policy_costs_one_round_trip_two_to_settle(
         "same streamed": (1.0, 1.0),
         "settling": (2.0, 2.0),
     }
+
+
+def test_a_frozen_redis_holds_each_keyed_gateway_call_one_timeout_at_most(
+    tmp_path: Path, redis_server: RedisServer, monkeypatch: Any
+) -> None:
+    # Every Redis step of a keyed call through the gateway (the key's lookup, the gate's
+    # reservation, the fallback's cooldown, the limits policy's reservation and
+    # settlement, the gate's settlement) with Redis frozen: the first command to meet
+    # it waits out the timeout; every later step of that call, and every later call,
+    # goes on from the outage state. Before, a step after retry_interval (a settlement
+    # after an answer slower than it) was sent again and waited again, and a script
+    # waited out four timeouts. Counted: the commands sent that failed.
+    import signal
+
+    import httpx2
+    from modelplug.testing import FakeModel, text
+    from modelplug_gateway.app import Gateway
+    from modelplug_gateway.key_gate import VirtualKeyGate
+    from modelplug_gateway.settings import GatewaySettings
+    from modelplug_redis.connection import Connection, StoreUnavailableError
+
+    timeout = 1.0
+    failed: list[str] = []
+    run, script = Connection.run, Connection.script
+
+    async def counted(method: Any, self: Connection, *args: Any) -> Any:
+        try:
+            return await method(self, *args)
+        except StoreUnavailableError as exc:
+            if "failed lately" not in exc.message:
+                failed.append(exc.message)
+            raise
+
+    async def counted_run(self: Connection, *args: Any) -> Any:
+        return await counted(run, self, *args)
+
+    async def counted_script(self: Connection, *args: Any) -> Any:
+        return await counted(script, self, *args)
+
+    monkeypatch.setattr(Connection, "run", counted_run)
+    monkeypatch.setattr(Connection, "script", counted_script)
+    config = {
+        "redis": {"url": redis_server.url, "timeout": timeout, "retry_interval": 0.01},
+        "gateway": {"key_secret_env": "GW_SECRET"},
+        "limits": {"budgets": {"tokens": {"tokens": 10**9, "period": "day"}}},
+    }
+    environ = {"MODELPLUG_DATA_DIR": str(tmp_path / "data"), "GW_SECRET": "x" * 32}
+    # Each answer takes longer than retry_interval (two events, 0.05 s before each).
+    fake = FakeModel([text(f"answer {i}") for i in range(5)], delay=0.05)
+    client = Client(
+        plugins=[fake],
+        config=config,
+        environ=environ,
+        enable=["modelplug-gateway", "modelplug-limits", "modelplug-redis", "modelplug-fallback"],
+    )
+    key = create(client, "frozen", rpm=1000, tpm=10**6)
+    gate = VirtualKeyGate.for_client(client)
+    gate.fresh = 0.0  # every call looks its key up: one more Redis step per call
+    app = Gateway(client, GatewaySettings(), gate)
+    assert redis_server.process is not None
+    pid = redis_server.process.pid
+
+    async def scenario() -> tuple[list[tuple[int, str, float]], int]:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(
+            transport=transport,
+            base_url="http://gateway",
+            headers={"authorization": f"Bearer {key}"},
+            timeout=60,
+        ) as http:
+
+            async def call() -> tuple[int, str, float]:
+                body = {"model": "fake/m", "messages": [{"role": "user", "content": "hi"}]}
+                started = time.monotonic()
+                answer = await http.post("/v1/chat/completions", json=body)
+                took = time.monotonic() - started
+                content = answer.json()["choices"][0]["message"]["content"]
+                return answer.status_code, content, took
+
+            await call()  # Redis answers: scripts loaded, connections made
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                frozen = [await call() for _ in range(4)]
+                sent_and_failed = len(failed)
+            finally:
+                os.kill(pid, signal.SIGCONT)
+        await client.aclose()
+        return frozen, sent_and_failed
+
+    frozen, sent_and_failed = asyncio.run(scenario())
+    assert [(status, content) for status, content, _ in frozen] == [
+        (200, f"answer {i}") for i in range(1, 5)
+    ]
+    assert sent_and_failed == 1, failed
+    assert all(took < 2 * timeout for _, _, took in frozen), [took for *_, took in frozen]

@@ -1,7 +1,9 @@
 """The ``[redis]`` settings, the connection per event loop, and what happens when Redis
 is down or slow: short timeouts, then fail-open (this process's memory, said in a
-Notice) or fail-closed (a clear error), never a hang; the next try after
-``retry_interval`` reconnects."""
+Notice) or fail-closed (a clear error), never a hang. Once a command has met the outage,
+no call sends Redis anything until a check in the background (a PING every
+``retry_interval``) finds it answering again: a call waits one timeout at most, however
+many steps it has, and the calls after it none."""
 
 from __future__ import annotations
 
@@ -37,7 +39,8 @@ class RedisOptions:
     - ``timeout``: seconds to connect or to answer one command.
     - ``fail``: ``"open"`` goes on with this process's memory (and says so in a
       Notice); ``"closed"`` refuses the call with a clear error.
-    - ``retry_interval``: seconds after a failure before Redis is tried again.
+    - ``retry_interval``: seconds between checks (a PING in the background) while
+      Redis is down; no call sends it anything until one finds it answering.
     """
 
     url: str | None = None
@@ -62,18 +65,25 @@ def shown_url(url: str) -> str:
 
 
 class _Outage:
-    """Until when one Redis (by URL) counts as down in this process."""
+    """Whether one Redis (by URL) counts as down in this process, until when no check is
+    made, and the check under way (a task on some event loop)."""
 
-    __slots__ = ("until",)
+    __slots__ = ("check", "checks", "down", "until")
 
     def __init__(self) -> None:
+        self.down = False
         self.until = 0.0
+        self.check: asyncio.Task[None] | None = None
+        self.checks = 0  # the checks made (each a PING), for tests and the benchmark
 
 
 # By URL: every store of every client in this process that talks to one Redis learns of
 # its outage from the first that meets it. Each store made its own Connection, so a
 # frozen Redis cost a request one full timeout per store (key lookup, reservation,
-# the policy's reservation, settlement) instead of one.
+# the policy's reservation, settlement) instead of one. And while it stays down no
+# call's command is the one that finds out whether it is back (that cost a call whose
+# answer took longer than retry_interval a second timeout at its settlement, and every
+# call that came just after the interval one): a check in the background does.
 _OUTAGES: dict[str, _Outage] = {}
 
 
@@ -131,19 +141,55 @@ class Connection:
         from .script_link import Scripts
 
         return self.client.async_http(
-            f"modelplug-redis-scripts:{self.url}", lambda: Scripts(self.url)
+            f"modelplug-redis-scripts:{self.url}",
+            lambda: Scripts(self.url, self.options.timeout),
         )
 
-    @property
-    def down_until(self) -> float:
-        return self._outage.until
-
-    @down_until.setter
-    def down_until(self, value: float) -> None:
-        self._outage.until = value
-
     def is_down(self) -> bool:
-        return time.monotonic() < self._outage.until
+        """Whether Redis counts as down in this process: from the first command that
+        met the outage until a check finds it answering (one starts, in the background
+        on the running loop, when ``retry_interval`` has passed since the last)."""
+        outage = self._outage
+        if not outage.down:
+            return False
+        if time.monotonic() >= outage.until:
+            self._start_check()
+        return outage.down
+
+    @property
+    def checks(self) -> int:
+        """The checks (PINGs) made while Redis was down, by every store of the process."""
+        return self._outage.checks
+
+    def _went_down(self) -> None:
+        outage = self._outage
+        outage.down = True
+        outage.until = time.monotonic() + self.options.retry_interval
+
+    def _start_check(self) -> None:
+        outage = self._outage
+        check = outage.check
+        if check is not None and not check.done() and not check.get_loop().is_closed():
+            return  # one check at a time
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop to check on: the next call on one starts it
+        outage.check = loop.create_task(self._check())
+
+    async def _check(self) -> None:
+        outage = self._outage
+        outage.checks += 1
+        try:
+            async with asyncio.timeout(self.options.timeout * 4):
+                await self.redis().ping()
+        except Exception:
+            # Nothing a check meets is anyone's error: Redis is still down, that is all.
+            outage.until = time.monotonic() + self.options.retry_interval
+        else:
+            outage.down = False
+        finally:
+            outage.check = None
 
     async def run(self, operation: Callable[[Any], Awaitable[T]]) -> T:
         """Run one operation (one round trip) on redis-py's client, with a hard bound on
@@ -175,10 +221,11 @@ class Connection:
             raise StoreUnavailableError(self.problem("failed lately"))
         self.round_trips += 1
         try:
-            # The socket timeouts bound each read and write; this bounds the whole
-            # (asyncio.timeout: no task per command, as wait_for would make).
+            # The socket timeouts bound each read and write (the scripts' link bounds
+            # each reply); this bounds the whole (asyncio.timeout: no task per command,
+            # as wait_for would make).
             async with asyncio.timeout(self.options.timeout * 4):
-                return await start()
+                answer = await start()
         except Exception as exc:
             if isinstance(exc, ModelplugError):
                 raise
@@ -189,10 +236,13 @@ class Connection:
             failed = redis.exceptions.RedisError | ReplyError | OSError | TimeoutError
             if not isinstance(exc, failed):
                 raise
-            self.down_until = time.monotonic() + self.options.retry_interval
+            self._went_down()
             # An error reply's first word (WRONGPASS, NOPERM, ERR), never its text.
             what = f"the server answered {exc.code}" if isinstance(exc, ReplyError) else None
             raise StoreUnavailableError(self.problem(what or type(exc).__name__)) from None
+        if self._outage.down:
+            self._outage.down = False  # sent before the outage was met, and answered
+        return answer
 
     def problem(self, what: str) -> str:
         mode = (

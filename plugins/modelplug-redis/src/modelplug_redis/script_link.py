@@ -13,6 +13,9 @@ through :meth:`Connection.script`, and only for ``redis://``: ``rediss://`` (TLS
 ``unix://`` keep redis-py, as does every other command. What happens when Redis is down
 or slow is the Connection's, the same for both paths: a connection that fails or closes
 fails every call waiting on it with ConnectionError, and the next call connects anew.
+Each round trip (the connect, the login, each reply) waits the ``[redis] timeout`` at
+most, as redis-py's socket timeouts bound its reads: a server that stops answering costs
+a script one timeout, not the Connection's bound on the whole (four).
 """
 
 from __future__ import annotations
@@ -93,35 +96,48 @@ class ScriptLink(asyncio.Protocol):
             self._transport.close()
 
 
-async def open_link(url: str) -> ScriptLink:
+async def open_link(url: str, timeout: float | None = None) -> ScriptLink:
     """A connected link to ``url`` (``redis://[user:password@]host[:port][/db]``),
-    logged in and on its database."""
+    logged in and on its database; ``timeout``: seconds each step may take (None: no
+    bound)."""
     parts = urlsplit(url)
     loop = asyncio.get_running_loop()
-    _, link = await loop.create_connection(
-        ScriptLink, parts.hostname or "127.0.0.1", parts.port or 6379
-    )
+    async with asyncio.timeout(timeout):
+        _, link = await loop.create_connection(
+            ScriptLink, parts.hostname or "127.0.0.1", parts.port or 6379
+        )
     try:
         if parts.password is not None:
             login = [unquote(parts.password)]
             if parts.username:
                 login.insert(0, unquote(parts.username))
-            await link.call("AUTH", *login)
+            await _reply(link.call("AUTH", *login), timeout)
         db = parts.path.strip("/")
         if db and db != "0":
-            await link.call("SELECT", db)
+            await _reply(link.call("SELECT", db), timeout)
     except BaseException:
         link.close()
         raise
     return link
 
 
+async def _reply(waiter: asyncio.Future[Any], timeout: float | None) -> Any:
+    # A reply given up on leaves its future cancelled: the link drops it when it comes.
+    async with asyncio.timeout(timeout):
+        return await waiter
+
+
 class Scripts:
     """The scripts of one Redis on one event loop: the link (connected on first use and
-    again after it closed) and EVALSHA, loading a script the server does not have."""
+    again after it closed) and EVALSHA, loading a script the server does not have.
 
-    def __init__(self, url: str) -> None:
+    :param timeout: seconds each round trip may take (``[redis] timeout``; None: no
+        bound but the caller's).
+    """
+
+    def __init__(self, url: str, timeout: float | None = None) -> None:
         self.url = url
+        self.timeout = timeout
         self._link: ScriptLink | None = None
         self._connecting: asyncio.Task[ScriptLink] | None = None
 
@@ -134,9 +150,10 @@ class Scripts:
             # One connect for every call that finds the link missing at once; shielded,
             # so a caller that gives up leaves it to the next (its link is not lost).
             connecting = self._connecting = asyncio.get_running_loop().create_task(
-                open_link(self.url)
+                open_link(self.url, self.timeout)
             )
-        self._link = await asyncio.shield(connecting)
+        async with asyncio.timeout(self.timeout):
+            self._link = await asyncio.shield(connecting)
         return self._link
 
     async def run(
@@ -146,12 +163,12 @@ class Scripts:
         sha = _sha(script)
         link = await self.link()
         try:
-            return await link.call("EVALSHA", sha, len(keys), *keys, *args)
+            return await _reply(link.call("EVALSHA", sha, len(keys), *keys, *args), self.timeout)
         except ReplyError as exc:
             if exc.code != "NOSCRIPT":
                 raise
-        await link.call("SCRIPT", "LOAD", script)
-        return await link.call("EVALSHA", sha, len(keys), *keys, *args)
+        await _reply(link.call("SCRIPT", "LOAD", script), self.timeout)
+        return await _reply(link.call("EVALSHA", sha, len(keys), *keys, *args), self.timeout)
 
     async def aclose(self) -> None:
         """Close the link (the Client closes what plugins opened on its loop)."""
