@@ -20,6 +20,7 @@ from modelplug.types import (
     Done,
     Event,
     Message,
+    Notice,
     Request,
     Response,
     Route,
@@ -186,8 +187,13 @@ class Reader:
                 part.redacted.append(reasoning["redactedContent"])
         return []
 
-    def blocks(self) -> list[Block]:
+    def blocks(self, *, cut: bool = False) -> tuple[list[Block], list[dict[str, Any]]]:
+        """The answer's blocks, and the tool calls left out of them: with ``cut`` (the
+        output hit maxTokens) a call whose input is not a whole JSON object was cut
+        inside its arguments, and is never returned as a call the caller would run (as
+        every provider plugin does: loose repair would complete it with a guess)."""
         content: list[Block] = []
+        truncated: list[dict[str, Any]] = []
         for index in sorted(self.parts):
             part = self.parts[index]
             if part.kind == "text":
@@ -196,13 +202,14 @@ class Reader:
                     content.append(TextBlock(text=text))
             elif part.kind == "tool":
                 raw = "".join(part.text)
-                value: dict[str, Any] | str = {}
-                if raw.strip():
-                    value, _ = parse_arguments(raw)
+                value = _whole_input(raw) if cut else _input(raw)
+                if value is None:
+                    truncated.append({"id": part.tool_id, "name": part.tool_name, "arguments": raw})
+                    continue
                 content.append(ToolUseBlock(id=part.tool_id, name=part.tool_name, input=value))
             else:
                 content.append(self.reasoning(part))
-        return content
+        return content, truncated
 
     def reasoning(self, part: _Part) -> ThinkingBlock:
         """Kept as Bedrock's own block too, so it goes back to the same model as sent."""
@@ -225,29 +232,68 @@ class Reader:
         return sum(len(t) for p in self.parts.values() for t in p.text)
 
     def partial(self) -> Response | None:
-        """What arrived before a failure (None: nothing did)."""
+        """What arrived before a failure (None: nothing did); a tool call is kept only
+        when its input is whole JSON, since a cut may have come inside it."""
         if not self.parts:
             return None
+        content, _ = self.blocks(cut=True)
         return Response(
-            message=Message(role="assistant", content=self.blocks(), model=self.route.name),
+            message=Message(role="assistant", content=content, model=self.route.name),
             stop_reason="other",
             usage=estimated_usage(0, self.produced()),
             model=self.route.name,
         )
 
-    def response(self) -> Response:
+    def response(self) -> tuple[Response, list[Event]]:
+        """The Response, and the events that go before its Done (a Notice for a tool
+        call cut off by maxTokens)."""
         usage = self.usage or estimated_usage(0, self.produced())
         reason = STOP_REASONS.get(self.stop or "", "other")
         metadata = dict(self.metadata)
         if self.stop is not None and self.stop not in STOP_REASONS:
             metadata["stop_reason"] = self.stop
-        return Response(
-            message=Message(role="assistant", content=self.blocks(), model=self.route.name),
+        content, truncated = self.blocks(cut=reason == "max_tokens")
+        before: list[Event] = []
+        if truncated:
+            metadata["truncated_tool_calls"] = truncated
+            before.append(_truncated_notice(truncated))
+        response = Response(
+            message=Message(role="assistant", content=content, model=self.route.name),
             stop_reason=reason,
             usage=usage,
             model=self.route.name,
             metadata=metadata,
         )
+        return response, before
+
+
+def _input(raw: str) -> dict[str, Any] | str:
+    """A finished call's input: its JSON, repaired when loose (the raw string when
+    beyond repair, as the neutral model keeps broken JSON)."""
+    if not raw.strip():
+        return {}
+    value, _ = parse_arguments(raw)
+    return value
+
+
+def _whole_input(raw: str) -> dict[str, Any] | None:
+    """The input of a call the output may have cut: strict JSON of an object, else None."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _truncated_notice(truncated: list[dict[str, Any]]) -> Notice:
+    names = ", ".join(str(t["name"] or "?") for t in truncated)
+    return Notice(
+        kind="truncated_tool_call",
+        message=f"the output hit max_tokens inside the arguments of {names}; the call was "
+        "not complete and is not returned as a tool call. Raise max_tokens.",
+    )
 
 
 def _usage(raw: Any) -> Usage | None:
@@ -320,4 +366,7 @@ async def stream_converse(
                 reason="the stream was cut",
                 partial=reader.partial(),
             )
-    yield Done(response=reader.response())
+    response, before = reader.response()
+    for event in before:
+        yield event
+    yield Done(response=response)
