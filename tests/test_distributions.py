@@ -4,13 +4,16 @@ imports, a compatible range on core, a test extra, and a README that renders alo
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 import sys
 import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
+from types import ModuleType
 
 import pytest
+from modelplug import hookspecs
 from packaging.requirements import Requirement
 from packaging.version import Version
 
@@ -79,6 +82,100 @@ def test_every_plugin_requires_a_compatible_core(directory: Path) -> None:
         assert core_version in requirement.specifier, f"{requirement} excludes {core_version}"
         assert Version(f"{core_version.major + 1}.0") not in requirement.specifier
     assert project(directory)["version"] == CORE["version"]  # they move together
+
+
+def lowest(requirement: Requirement) -> Version:
+    """The lowest version a requirement admits (its ``>=``)."""
+    found = [Version(s.version) for s in requirement.specifier if s.operator == ">="]
+    assert found, f"{requirement} names no lowest version"
+    return max(found)
+
+
+def minor(version: Version) -> tuple[int, int]:
+    return version.major, version.minor
+
+
+def added_in(hook: str) -> Version:
+    """The version a hook spec says it was added in (``.. versionadded::``)."""
+    found = re.search(r"\.\. versionadded:: (\S+)", getattr(hookspecs, hook).__doc__ or "")
+    assert found, f"{hook} does not say since when it exists"
+    return Version(found.group(1))
+
+
+def implemented_hooks(package: Path) -> set[str]:
+    """The hooks a package implements: functions and methods named for a hook spec."""
+    names: set[str] = set()
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                names.add(node.name)
+    return names & HOOKS
+
+
+HOOKS = {name for name in dir(hookspecs) if name.startswith("modelplug_")}
+
+
+def test_core_s_version_has_every_hook_its_specs_say_it_has() -> None:
+    core = Version(CORE["version"])
+    newer = [h for h in sorted(HOOKS) if minor(added_in(h)) > minor(core)]
+    assert newer == [], f"core {core} has hooks added in a later version: {newer}"
+
+
+@pytest.mark.parametrize(("directory", "package"), DISTRIBUTIONS[1:], ids=lambda d: d.name)
+def test_every_plugin_requires_a_core_with_every_hook_it_implements(
+    directory: Path, package: Path
+) -> None:
+    requirement = next(
+        Requirement(r) for r in project(directory)["dependencies"] if r.startswith("modelplug")
+    )
+    assert requirement.name == "modelplug"
+    needs = {h: added_in(h) for h in implemented_hooks(package)}
+    too_new = sorted(h for h, v in needs.items() if minor(v) > minor(lowest(requirement)))
+    # An older core refuses a plugin with a hook it does not know: the plugin's range
+    # must not admit one.
+    assert too_new == [], f"{requirement} admits a core without {too_new}"
+
+
+def test_the_plugin_template_requires_core_as_the_plugins_do() -> None:
+    template = ROOT / "core" / "modelplug" / "template" / "modelplug-acme"
+    ours = project(PLUGINS[0])["dependencies"][0]
+    assert Requirement(ours).name == "modelplug"
+    assert project(template)["dependencies"] == [ours]
+    assert implemented_hooks(template / "src") <= {
+        h for h in HOOKS if minor(added_in(h)) <= minor(lowest(Requirement(ours)))
+    }
+
+
+def bump_version() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bump_version", ROOT / "tools/bump_version.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_development_version_is_required_as_itself_and_a_release_by_its_minor() -> None:
+    tool = bump_version()
+    assert tool.core_range("1.1.0.dev0") == "modelplug>=1.1.0.dev0,<2"
+    assert tool.core_range("1.1.0") == "modelplug>=1.1,<2"
+    assert tool.core_range("2.0.3", "modelplug-limits") == "modelplug-limits>=2.0,<3"
+    # pip admits a pre-release only where a requirement names one: the dev range does.
+    assert Version("1.1.0.dev0") in Requirement(tool.core_range("1.1.0.dev0")).specifier
+    assert Version("1.1.0.dev0") not in Requirement("modelplug>=1.1,<2").specifier
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        *(p / "pyproject.toml" for p in PLUGINS),
+        ROOT / "core/modelplug/template/modelplug-acme/pyproject.toml",
+        ROOT / "docs/writing-a-provider.md",
+    ],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_every_requirement_on_core_is_what_bump_version_sets(path: Path) -> None:
+    text = path.read_text()
+    assert bump_version().with_requirements(text, CORE["version"]) == text
 
 
 @pytest.mark.parametrize("directory", PLUGINS, ids=lambda d: d.name)

@@ -81,7 +81,7 @@ if TYPE_CHECKING:
     from .types import Usage as Usage
     from .types import new_tool_use_id as new_tool_use_id
 
-__version__ = "1.0.0"
+__version__ = "1.1.0.dev0"
 
 _EXPORTS = {
     # client

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .policy import FallbackPolicy
     from .sqlite_cooldowns import SqliteCooldowns
 
-__version__ = "1.0.0"
+__version__ = "1.1.0.dev0"
 __all__ = [
     "SHARED",
     "AsyncCooldownStore",

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from modelplug.plugin import Client
 
-__version__ = "1.0.0"
+__version__ = "1.1.0.dev0"
 __all__ = ["modelplug_cli_commands", "modelplug_close"]
 
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .sqlite_store import SqliteCounters
     from .store import Charge, CounterStore, MemoryCounters, Outcome, Setting
 
-__version__ = "1.0.0"
+__version__ = "1.1.0.dev0"
 __all__ = [
     "BudgetExceededError",
     "Charge",

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from .server import server_response, server_span
 
-__version__ = "1.0.0"
+__version__ = "1.1.0.dev0"
 __all__ = ["modelplug_embed", "modelplug_stream", "server_response", "server_span"]
 
 modelplug_policy = "otel"

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .cooldowns import RedisCooldowns
     from .counters import RedisCounters
 
-__version__ = "1.0.0"
+__version__ = "1.1.0.dev0"
 __all__ = ["cooldown_store", "counter_store"]
 
 modelplug_policy = "stores"
