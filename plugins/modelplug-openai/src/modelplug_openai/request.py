@@ -41,6 +41,10 @@ __all__ = ["OPAQUE_PREFIX", "REASONING", "build_body", "input_items", "unsupport
 OPAQUE_PREFIX = "openai."
 REASONING = "reasoning"
 ENCRYPTED = "reasoning.encrypted_content"
+# Servers that take a call's output only as text: llama.cpp's /v1/responses refuses an
+# image in it ("Output of tool call should be 'Input text'", tools/server/server-chat.cpp),
+# so a result's images follow the outputs in a user message, as its chat endpoint gets them.
+TEXT_ONLY_OUTPUTS = frozenset({"llamacpp"})
 
 
 def _image(image: ImageBlock) -> dict[str, Any]:
@@ -51,15 +55,26 @@ def _own_item(block: ThinkingBlock | OpaqueBlock, stored: bool) -> dict[str, Any
     """The vendor item a block carries, when it is one of this API's items and can go
     back: with nothing stored on OpenAI's side (``store: false``) a reasoning item
     without its encrypted content is only an id the API cannot find, and it refuses
-    the request ("Item with id 'rs_...' not found"), so such an item is left out."""
+    the request ("Item with id 'rs_...' not found"), so such an item is left out,
+    unless it carries its reasoning itself (``content``: an open-weight model's server,
+    llama.cpp's with ``encrypted_content: ""``), which its server reads back."""
     wire = block.wire
     if not isinstance(wire, dict) or not isinstance(wire.get("type"), str):
         return None
     if isinstance(block, ThinkingBlock):
         if wire["type"] != REASONING:
             return None
-        return wire if stored or wire.get("encrypted_content") else None
+        kept = stored or wire.get("encrypted_content") or _carries_its_reasoning(wire)
+        return wire if kept else None
     return wire if block.kind.startswith(OPAQUE_PREFIX) else None
+
+
+def _carries_its_reasoning(item: dict[str, Any]) -> bool:
+    # llama.cpp reads the first part's text and refuses an empty or text-less content
+    # ("item['content'] is empty"), so only an item whose first part has text counts.
+    content = item.get("content")
+    first = content[0] if isinstance(content, list) and content else None
+    return isinstance(first, dict) and isinstance(first.get("text"), str) and bool(first["text"])
 
 
 def _search_text(block: OpaqueBlock) -> str | None:
@@ -123,19 +138,30 @@ def _assistant(message: Message, target: str, stored: bool) -> list[dict[str, An
     return items
 
 
-def _tool_output(result: ToolResultBlock) -> str | list[dict[str, Any]]:
+def _tool_output(result: ToolResultBlock, images_apart: bool) -> str | list[dict[str, Any]]:
     text = result.text
+    images = result.images
+    if images and images_apart and not text:
+        text = "(the result is the image(s) below)"
     if result.is_error:
         text = f"Error: {text}" if text else "Error"
-    images = result.images
-    if not images:
+    if not images or images_apart:
         return text or "(no output)"
     parts: list[dict[str, Any]] = [{"type": "input_text", "text": text}] if text else []
     parts.extend(_image(image) for image in images)
     return parts
 
 
-def _user(message: Message, target: str, stored: bool) -> list[dict[str, Any]]:
+def _images_after(result: ToolResultBlock) -> list[dict[str, Any]]:
+    """A result's images as user input parts, announced by a line naming the call."""
+    images = result.images
+    note = f"[The tool result {result.tool_use_id} included {len(images)} image(s); they follow.]"
+    return [{"type": "input_text", "text": note}, *(_image(image) for image in images)]
+
+
+def _user(
+    message: Message, target: str, stored: bool, images_apart: bool = False
+) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     parts: list[dict[str, Any]] = []
     for block in message.content:
@@ -144,9 +170,11 @@ def _user(message: Message, target: str, stored: bool) -> list[dict[str, Any]]:
                 {
                     "type": "function_call_output",
                     "call_id": block.tool_use_id,
-                    "output": _tool_output(block),
+                    "output": _tool_output(block, images_apart),
                 }
             )
+            if images_apart and block.images:
+                parts.extend(_images_after(block))
         elif isinstance(block, TextBlock):
             parts.append({"type": "input_text", "text": block.text})
         elif isinstance(block, ImageBlock):
@@ -169,12 +197,13 @@ def input_items(request: Request, route: Route, stored: bool = False) -> list[di
     """The conversation as Responses API input items for ``route`` (``stored``: the
     request says ``store: true``)."""
     target = route.name
+    images_apart = route.endpoint.server in TEXT_ONLY_OUTPUTS
     items: list[dict[str, Any]] = []
     for message in request.messages:
         if message.role == "assistant":
             items.extend(_assistant(message, target, stored))
         else:
-            items.extend(_user(message, target, stored))
+            items.extend(_user(message, target, stored, images_apart))
     return items
 
 
