@@ -105,42 +105,6 @@ def test_the_stream_asks_api_show_once_per_model_and_sizes_num_ctx(ollama, wire)
     assert [r.json()["options"]["num_ctx"] for r in wire.requests[1:]] == [8192, 8192]
 
 
-def tools_call(client):
-    """The notices of a call with tools to gemma4, and the error Ollama answers."""
-    notices = []
-    with pytest.raises(ModelError) as caught:
-        client.complete("ollama/gemma4", "weather?", tools=TOOLS, on_event=notices.append)
-    return [n for n in notices if n.kind == "tools_unsupported"], caught.value
-
-
-def test_tools_to_a_model_without_them_get_core_s_notice_then_ollama_s_answer(ollama, wire):
-    # One behaviour for every provider: said before the call, which goes as usual.
-    wire.answer("show_gemma4.json", "/api/show")
-    wire.answer("no_tools_error.json", "/api/chat", status=400)
-    notices, error = tools_call(ollama(probe=True))
-    assert len(notices) == 1
-    message = notices[0].message
-    assert message.startswith("ollama/gemma4 cannot call tools (Ollama lists its capabilities")
-    assert "completion, vision (from /api/show)" in message
-    assert "ollama show" in message and "supports_tools = true" in message
-    assert [r.path for r in wire.requests] == ["/api/show", "/api/chat"]
-    assert wire.requests[1].json()["tools"][0]["function"]["name"] == "get_weather"
-    assert error.error_class.kind == "bad_request"
-    assert "does not support tools" in str(error)
-
-
-def test_tools_after_an_explicit_probe_are_checked_without_asking_again(ollama, wire):
-    wire.answer("show_gemma4.json", "/api/show")
-    wire.server.add_json({"models": []}, path="/api/ps")
-    wire.answer("no_tools_error.json", "/api/chat", status=400)
-    client = ollama()  # no automatic /api/show
-    client.probe("ollama/gemma4")
-    notices, _ = tools_call(client)
-    # Core said it, from the probe: the plugin does not say it again.
-    assert len(notices) == 1 and "a probe of the server said so" in notices[0].message
-    assert [r.path for r in wire.requests] == ["/api/show", "/api/ps", "/api/chat"]
-
-
 def test_tools_to_a_model_with_them_are_sent(ollama, wire):
     wire.answer("show_qwen3.json", "/api/show")
     wire.chat("tool_call.jsonl")

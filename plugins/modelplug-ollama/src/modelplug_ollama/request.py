@@ -160,6 +160,7 @@ def build_body(
     num_ctx: int | None,
     keep_alive: str | int | None,
     can_think: bool | None,
+    send_tools: bool = True,
 ) -> dict[str, Any]:
     """The JSON body of ``POST <base>/api/chat``.
 
@@ -167,13 +168,15 @@ def build_body(
     :param keep_alive: how long Ollama keeps the model loaded after the call.
     :param can_think: what a probe said about thinking (None: not known). ``think``
         is left out for a model that cannot think: Ollama refuses it there.
+    :param send_tools: False for a model that cannot call tools: Ollama refuses a
+        request with ``tools`` there, so they are left out.
     """
     body: dict[str, Any] = {
         "model": route.model,
         "messages": to_wire_messages(request, route),
         "stream": True,
     }
-    if request.tools and request.tool_choice != "none":
+    if send_tools and request.tools and request.tool_choice != "none":
         # Ollama has no tool_choice: "none" is honoured by sending no tools.
         body["tools"] = [
             {

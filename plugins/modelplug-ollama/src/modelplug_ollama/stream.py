@@ -262,7 +262,18 @@ def _no_tools(route: Route, known: Known | None) -> str | None:
     if known is None or known.can("tools") is not False or route.info.supports_tools is False:
         return None
     caps = ", ".join(known.capabilities or ()) or "none"
-    return f"Ollama lists its capabilities as {caps} (from /api/show)"
+    return (
+        f"Ollama lists its capabilities as {caps} (from /api/show); the tools are left "
+        "out of the request, which Ollama would refuse"
+    )
+
+
+def _can_call_tools(route: Route, known: Known | None) -> bool:
+    """False when /api/show or the route (the user's settings, a probe) says the model
+    cannot call tools: Ollama answers 400 to a request that sends it any."""
+    if route.info.supports_tools is False:
+        return False
+    return known is None or known.can("tools") is not False
 
 
 async def stream_chat(
@@ -276,11 +287,12 @@ async def stream_chat(
     tools = request.tools if request.tool_choice != "none" else []
     said = _no_tools(route, known) if tools else None
     if said is not None:
-        # The same notice as core's, and the request goes as it would anywhere: Ollama
-        # answers it with its own refusal, which the caller then gets as the error.
+        # The same notice as core's; it says the tools will not be called, so they are
+        # not sent (Ollama would answer 400) and no call is read from the text either.
         unsupported = client.tools_unsupported(route, request, said=said)
         if unsupported is not None:
             yield unsupported
+    can_call = _can_call_tools(route, known)
     num_ctx = num_ctx_for(client, route, known)
     body = build_body(
         request,
@@ -288,12 +300,16 @@ async def stream_chat(
         num_ctx=num_ctx,
         keep_alive=options.keep_alive,
         can_think=known.can("thinking") if known is not None else None,
+        send_tools=can_call,
     )
     payload = json.dumps(body, ensure_ascii=False).encode()
     headers = request_headers(route, key, client.settings)
     acc = Accumulator(route, request, num_ctx)
     mode = route.info.text_tool_calls or "whole"
-    held = client.held_text(tools, mode) if tools and mode != "off" else None
+    # Calls written as text are read by default, and always when the user's settings
+    # name a mode; for a model that cannot call tools only then (the notice said so).
+    reads_text = mode != "off" and (can_call or route.info.text_tool_calls is not None)
+    held = client.held_text(tools, mode) if tools and reads_text else None
     acc.held = held
     append = acc.text.append
     framer = NDJSONFramer()
