@@ -589,9 +589,9 @@ class Gateway:
     # ------------------------------------------------------------------ small endpoints
 
     async def _models(self, scope: Scope, receive: Receive, send: Send) -> None:
-        from .models import served_model_list
+        from .models import model_list
 
-        await self._json(send, 200, await served_model_list(self))
+        await self._json(send, 200, model_list(self))
 
     async def _health(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._json(send, 200, {"status": "ok"})
