@@ -5,11 +5,14 @@ from; ``--json`` for programs."""
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
 from modelplug.cli import main
+from modelplug.known_providers import KNOWN_PROVIDERS
+from modelplug.testing import WireServer
 
 SETTINGS = """
 model = "echo/default"
@@ -117,3 +120,79 @@ def test_an_alias_to_nothing_in_the_settings_is_listed_with_its_error(
     assert code == 0  # the listing is still a listing
     row = by_name(json.loads(out))["nowhere/m"]
     assert row["listed_by"] == ["alias broken"] and "Unknown provider" in row["error"]
+
+
+RECORDINGS = Path(__file__).parent / "recordings"
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then let go)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def local_servers(config_dir: Path, llamacpp: str, ollama: str) -> None:
+    """The user's llama-server and Ollama, at these addresses."""
+    (config_dir / "config.toml").write_text(
+        f'[providers.llamacpp]\ntype = "openai-compatible"\nbase_url = "{llamacpp}/v1"\n'
+        f'[providers.ollama]\ntype = "ollama"\nbase_url = "{ollama}"\n',
+        encoding="utf-8",
+    )
+
+
+def test_models_lists_what_local_servers_serve_instead_of_an_example(
+    modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str], wire_server: WireServer
+) -> None:
+    pytest.importorskip("modelplug_openai_compat")
+    pytest.importorskip("modelplug_ollama")
+    local_servers(modelplug_config_dir, wire_server.url, wire_server.url)
+    json_answer = {"content_type": "application/json"}
+    wire_server.add_file(RECORDINGS / "llamacpp_models.json", path="/v1/models", **json_answer)
+    wire_server.add_file(RECORDINGS / "ollama_tags.json", path="/api/tags", **json_answer)
+    code, out, _ = models(capsys)
+    assert code == 0
+    served_at = f"listed by: served by the server at {wire_server.url}"
+    assert f"  llamacpp/gemma-3-4b-it\n    {served_at}/v1\n" in out
+    assert f"  ollama/qwen3:8b\n    {served_at}\n" in out
+    assert f"  ollama/gemma3:4b\n    {served_at}\n" in out
+    # The examples stand for nothing these servers serve: not listed.
+    assert "ollama/qwen3:8b\n    listed by: example" not in out
+    assert sorted(r.path for r in wire_server.requests) == ["/api/tags", "/v1/models"]
+
+
+def test_a_local_server_that_does_not_answer_is_said_with_the_example(
+    modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("modelplug_openai_compat")
+    pytest.importorskip("modelplug_ollama")
+    down = f"http://127.0.0.1:{closed_port()}"
+    local_servers(modelplug_config_dir, down, down)
+    code, out, _ = models(capsys, "--json")
+    assert code == 0
+    rows = by_name(json.loads(out))
+    llamacpp = rows[f"llamacpp/{KNOWN_PROVIDERS['llamacpp'].example}"]
+    assert llamacpp["note"] == (
+        f"the server at {down}/v1 did not answer (connection refused), so this is the "
+        "plugin's example, not a model it is known to serve"
+    )
+    assert rows[f"ollama/{KNOWN_PROVIDERS['ollama'].example}"]["note"].startswith(
+        f"the server at {down} did not answer"
+    )
+    assert "note" not in rows["echo/any"]  # nothing was asked of echo
+
+
+def test_a_local_server_with_no_model_loaded_says_so(
+    modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str], wire_server: WireServer
+) -> None:
+    pytest.importorskip("modelplug_openai_compat")
+    (modelplug_config_dir / "config.toml").write_text(
+        f'[providers.lab]\ntype = "openai-compatible"\nbase_url = "{wire_server.url}/v1"\n'
+    )
+    wire_server.add_json({"object": "list", "data": []}, path="/v1/models")
+    code, out, _ = models(capsys)
+    assert code == 0
+    assert (
+        f"lab  (asked the server at {wire_server.url}/v1): the server at "
+        f"{wire_server.url}/v1 lists no model; load one there\n"
+    ) in out

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from .held_text import HeldText
+    from .served_models import Served
     from .types import (
         Cost,
         Embeddings,
@@ -482,6 +483,44 @@ class Client:
     def probe(self, spec: str | None = None) -> ModelInfo | None:
         """The sync form of :meth:`aprobe`."""
         return self._run_sync(self.aprobe(spec))
+
+    async def alist_models(self, provider: str) -> list[str] | None:
+        """The models the server behind ``provider`` serves now, as it lists them
+        (``provider/<id>`` takes each); None when no plugin can ask it. A server that
+        cannot be reached raises the plugin's ModelError."""
+        route = self.resolve(f"{provider}/{_example_model(self, provider, 'any')}")
+        waiting: Awaitable[list[str]] | None = self.hook.modelplug_list_models(
+            route=route, client=self
+        )
+        if waiting is None:
+            return None
+        failure: ModelplugError | None = None
+        try:
+            return list(await waiting)
+        except ModelplugError as exc:
+            failure = exc
+        # Raised here, not in the except block, so it does not chain the raw original.
+        from .calls import clean_error
+
+        raise clean_error(failure)
+
+    def list_models(self, provider: str) -> list[str] | None:
+        """The sync form of :meth:`alist_models`."""
+        return self._run_sync(self.alist_models(provider))
+
+    async def aserved_models(self, timeout: float | None = None) -> dict[str, Served]:
+        """What the servers of this machine and the user's own providers serve now, all
+        asked at once, each for ``timeout`` seconds at most (see
+        :mod:`modelplug.served_models`): per provider whose plugin can ask, the models
+        its server lists, or why it did not answer."""
+        from .served_models import LIST_TIMEOUT, ask_servers, askable_providers
+
+        wait = LIST_TIMEOUT if timeout is None else timeout
+        return await ask_servers(self, askable_providers(self), wait)
+
+    def served_models(self, timeout: float | None = None) -> dict[str, Served]:
+        """The sync form of :meth:`aserved_models`."""
+        return self._run_sync(self.aserved_models(timeout))
 
     def probe_cache(self) -> ProbeCache:
         """The probe answers later resolves use (:mod:`modelplug.probe_cache`)."""
@@ -938,14 +977,14 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _example_model(client: Client, provider: str) -> str:
+def _example_model(client: Client, provider: str, unknown: str = "<model>") -> str:
     from .known_providers import KNOWN_PROVIDERS
 
     for entry, _plugin in client.declared_providers().get(provider, []):
         if entry.example:
             return entry.example
     known = KNOWN_PROVIDERS.get(provider)
-    return known.example if known is not None else "<model>"
+    return known.example if known is not None else unknown
 
 
 class _ThreadLoop:

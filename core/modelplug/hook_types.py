@@ -69,6 +69,10 @@ class _Probe(Protocol):
     def __call__(self, *, route: Route, client: Client) -> Awaitable[ModelInfo] | None: ...
 
 
+class _ListModels(Protocol):
+    def __call__(self, *, route: Route, client: Client) -> Awaitable[list[str]] | None: ...
+
+
 class _CliCommands(Protocol):
     def __call__(
         self, *, subparsers: argparse._SubParsersAction[Any], client: Client
@@ -102,6 +106,7 @@ class HookRelay(Protocol):
     modelplug_model_info: _ModelInfo
     modelplug_providers: _Providers
     modelplug_probe: _Probe
+    modelplug_list_models: _ListModels
     modelplug_cli_commands: _CliCommands
     modelplug_describe_route: _DescribeRoute
     modelplug_embed: _Embed

@@ -39,6 +39,7 @@ __all__ = [
     "modelplug_close",
     "modelplug_describe_route",
     "modelplug_embed",
+    "modelplug_list_models",
     "modelplug_model_info",
     "modelplug_parse_text_tool_calls",
     "modelplug_price",
@@ -243,6 +244,28 @@ def modelplug_probe(route: Route, client: Client) -> Awaitable[ModelInfo] | None
         refused when the plugin registers.
 
     .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def modelplug_list_models(route: Route, client: Client) -> Awaitable[list[str]] | None:
+    """Ask the server behind a provider which models it serves now.
+
+    Called by :meth:`Client.alist_models`: ``modelplug models`` lists what a local
+    server (or one of the user's own providers) actually serves instead of an example,
+    and the gateway's ``GET /v1/models`` offers it. Core bounds the wait and says when
+    the server did not answer.
+
+    :param route: a route of the provider to ask; only its endpoint (and the provider's
+        key and headers) matter, its model is any.
+    :param client: the calling Client.
+    :return: an awaitable of the model ids the server lists (without the provider name,
+        as ``provider/<id>`` takes them), or None when this plugin cannot ask the route's
+        server (decide by ``route.endpoint.type``). A failure to reach it raises the
+        plugin's classified error. A plain ``def``: an ``async def`` is refused when the
+        plugin registers.
+
+    .. versionadded:: 1.1
     """
 
 

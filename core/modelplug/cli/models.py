@@ -1,8 +1,11 @@
 """``modelplug models``: the models the installed plugins and your settings offer.
 
 Listed per provider: the models your settings name (the default model, ``[models]``
-entries, aliases, roles, fallback chains) and each provider's example model from the
-plugin that declares it, or the specs given on the command line. Each with its context
+entries, aliases, roles, fallback chains); for a server on this machine or one of your
+own providers, the models the server lists when asked (llama.cpp, vLLM, LM Studio:
+``GET /v1/models``; Ollama: ``/api/tags``); for the others, or a server that does not
+answer (said so), each provider's example model from the plugin that declares it. Or
+the specs given on the command line. Each with its context
 window and max output, and who said so (your settings, the provider plugin, a catalog
 plugin such as modelplug-prices through ``modelplug_model_info``), and its price per
 million tokens as the pricing hooks answer it for a million tokens, with their source.
@@ -20,8 +23,11 @@ from ..errors import ModelplugError
 from .output import money
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..client import Client
     from ..routes import Route
+    from ..served_models import Served
 
 __all__ = ["add_parser", "run"]
 
@@ -45,10 +51,12 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
 
 @dataclass
 class Listed:
-    """One model and every reason it is listed."""
+    """One model and every reason it is listed, and what to know about the listing
+    (a server that did not answer)."""
 
     spec: str
     listed_by: list[str] = field(default_factory=list)
+    note: str | None = None
 
 
 def run(args: argparse.Namespace, client: Client) -> int:
@@ -73,8 +81,10 @@ def _offered(client: Client) -> dict[str, Listed]:
     settings = client.settings
     listed: dict[str, Listed] = {}
 
-    def add(spec: str, why: str) -> None:
-        listed.setdefault(spec, Listed(spec)).listed_by.append(why)
+    def add(spec: str, why: str, note: str | None = None) -> None:
+        item = listed.setdefault(spec, Listed(spec))
+        item.listed_by.append(why)
+        item.note = item.note or note
 
     if settings.model:
         add(settings.model, f"the default model ({settings.source_of('model')})")
@@ -90,16 +100,47 @@ def _offered(client: Client) -> dict[str, Listed]:
             add(spec, f"fallback for {name}")
     from ..known_providers import KNOWN_PROVIDERS
 
+    # What the local servers and the user's own providers serve now (all asked at
+    # once, a few seconds at most).
+    served = client.served_models()
     for provider, declared in client.declared_providers().items():
+        answer = served.get(provider)
+        if answer is not None and answer.models is not None:
+            _add_served(listed, add, answer)
+            continue
+        note = None
+        if answer is not None:
+            note = (
+                f"the server at {answer.url or provider} did not answer ({answer.error}), so "
+                "this is the plugin's example, not a model it is known to serve"
+            )
         example = next(((e.example, p) for e, p in declared if e.example), None)
         known = KNOWN_PROVIDERS.get(provider)
         if example is not None:
-            add(f"{provider}/{example[0]}", f"example of {example[1]}")
+            add(f"{provider}/{example[0]}", f"example of {example[1]}", note)
         elif known is not None:
-            add(f"{provider}/{known.example}", f"example for {provider} (core's provider table)")
+            add(
+                f"{provider}/{known.example}",
+                f"example for {provider} (core's provider table)",
+                note,
+            )
         elif not any(spec.partition("/")[0] == provider for spec in listed):
             listed[f"{provider}/"] = Listed(f"{provider}/", [f"provider of {declared[0][1]}"])
     return listed
+
+
+def _add_served(
+    listed: dict[str, Listed], add: Callable[[str, str, str | None], None], answer: Served
+) -> None:
+    where = answer.url or answer.provider
+    if not answer.models:
+        listed[f"{answer.provider}/"] = Listed(
+            f"{answer.provider}/",
+            [f"asked the server at {where}"],
+            note=f"the server at {where} lists no model; load one there",
+        )
+    for model in answer.models or ():
+        add(f"{answer.provider}/{model}", f"served by the server at {where}", None)
 
 
 def _describe(client: Client, item: Listed) -> dict[str, Any]:
@@ -109,13 +150,15 @@ def _describe(client: Client, item: Listed) -> dict[str, Any]:
         return {
             "spec": item.spec,
             "listed_by": item.listed_by,
-            "error": f"no model known for {provider}; name one as {provider}/<model id>",
+            "error": item.note
+            or f"no model known for {provider}; name one as {provider}/<model id>",
         }
     try:
         route = client._resolve(item.spec, sources)
     except ModelplugError as exc:
         return {"spec": item.spec, "listed_by": item.listed_by, "error": str(exc)}
     info = route.info
+    note = {"note": item.note} if item.note else {}
     return {
         "name": route.name,
         "provider": route.provider,
@@ -127,6 +170,7 @@ def _describe(client: Client, item: Listed) -> dict[str, Any]:
         "max_output_tokens": info.max_output_tokens,
         "max_output_tokens_source": sources.get("max_output_tokens"),
         "price": _price(client, route),
+        **note,
     }
 
 
@@ -183,6 +227,8 @@ def _print(rows: list[dict[str, Any]]) -> None:
             print(f"{provider}  (served by {row['served_by'] or 'unknown'})")
         print(f"  {row['name']}")
         print(f"    listed by: {'; '.join(row['listed_by'])}")
+        if row.get("note"):
+            print(f"    note: {row['note']}")
         print(f"    context window: {_figure(row, 'context_window')}")
         print(f"    max output: {_figure(row, 'max_output_tokens')}")
         price = row["price"]

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "modelplug_embed",
+    "modelplug_list_models",
     "modelplug_probe",
     "modelplug_providers",
     "modelplug_resolve",
@@ -61,6 +62,15 @@ def modelplug_probe(route: Route, client: Client) -> Awaitable[ModelInfo] | None
     from .probe import probe
 
     return probe(route, client)
+
+
+@hookimpl
+def modelplug_list_models(route: Route, client: Client) -> Awaitable[list[str]] | None:
+    if route.endpoint.type != TYPE:
+        return None
+    from .probe import list_models
+
+    return list_models(route, client)
 
 
 @hookimpl

@@ -1,6 +1,7 @@
 """What Ollama says about a model: ``/api/show`` (the context length it was trained
 for, its capabilities, the ``num_ctx`` of its parameters) and ``/api/ps`` (the context
-length of the loaded model, when the server reports it).
+length of the loaded model, when the server reports it); and which models it has,
+``/api/tags``.
 
 What was learnt is kept per Client and model (:func:`known_for`), so the stream can size
 ``num_ctx`` and refuse tools to a model without them, without asking again.
@@ -22,7 +23,16 @@ from .providers import DEFAULT_CONTEXT_WINDOW
 if TYPE_CHECKING:
     from modelplug.plugin import Client
 
-__all__ = ["Known", "known_for", "learn", "num_ctx_for", "probe", "read_ps", "read_show"]
+__all__ = [
+    "Known",
+    "known_for",
+    "learn",
+    "list_models",
+    "num_ctx_for",
+    "probe",
+    "read_ps",
+    "read_show",
+]
 
 
 @dataclass(frozen=True)
@@ -187,3 +197,16 @@ async def probe(route: Route, client: Client) -> ModelInfo:
         thinking=None if thinking is None else "optional" if thinking else "never",
         notes=notes,
     )
+
+
+async def list_models(route: Route, client: Client) -> list[str]:
+    """The models this Ollama has pulled, as ``/api/tags`` names them (``qwen3:8b``):
+    what ``modelplug models`` shows for it instead of an example."""
+    tags = await _get(client, route, "GET", "/api/tags")
+    models = tags.get("models")
+    names = [
+        entry.get("name") or entry.get("model")
+        for entry in (models if isinstance(models, list) else [])
+        if isinstance(entry, dict)
+    ]
+    return [name for name in names if isinstance(name, str) and name]

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "modelplug_embed",
+    "modelplug_list_models",
     "modelplug_probe",
     "modelplug_providers",
     "modelplug_resolve",
@@ -60,6 +61,15 @@ def modelplug_probe(route: Route, client: Client) -> Awaitable[ModelInfo] | None
     from .probe import probe_for
 
     return probe_for(route, client)
+
+
+@hookimpl
+def modelplug_list_models(route: Route, client: Client) -> Awaitable[list[str]] | None:
+    if route.endpoint.type != TYPE:
+        return None
+    from .probe import list_models
+
+    return list_models(client, route)
 
 
 @hookimpl

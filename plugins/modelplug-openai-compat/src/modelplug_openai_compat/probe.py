@@ -1,7 +1,8 @@
 """Ask a local server what it actually loaded: llama.cpp ``/props``, Ollama
 ``/api/show`` (and ``/api/ps`` for a running model), vLLM ``/v1/models``, LM Studio
 ``/api/v0/models``. Chosen by the endpoint's server (``Endpoint.server``: a preset's
-own, or ``server = "..."`` in the user's ``[providers.NAME]``), never by the name."""
+own, or ``server = "..."`` in the user's ``[providers.NAME]``), never by the name.
+And which models a server serves: ``GET /v1/models``, which every one of them answers."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from .http import HTTP, request_headers
 if TYPE_CHECKING:
     from modelplug.plugin import Client
 
-__all__ = ["probe_for"]
+__all__ = ["list_models", "probe_for"]
 
 
 def _root(base_url: str) -> str:
@@ -144,6 +145,15 @@ async def probe_lmstudio(client: Client, route: Route) -> ModelInfo:
                 ],
             )
     return ModelInfo(notes=[f"LM Studio does not list {route.model}"])
+
+
+async def list_models(client: Client, route: Route) -> list[str]:
+    """The ids of ``GET {base_url}/models``, the list every OpenAI-compatible server
+    answers (llama.cpp, vLLM, LM Studio, Ollama's ``/v1``, LiteLLM): what ``modelplug
+    models`` shows for a local server instead of an example."""
+    listing = await _call(client, route, "GET", f"{route.endpoint.base_url}/models")
+    ids = (model.get("id") for model in _dicts(listing.get("data")))
+    return [model_id for model_id in ids if isinstance(model_id, str) and model_id]
 
 
 PROBES = {
