@@ -304,6 +304,7 @@ def test_a_tool_call_with_broken_json_stays_readable_inside_an_object() -> None:
     [
         (400, "invalid_request_error"),
         (401, "authentication_error"),
+        (402, "billing_error"),
         (403, "permission_error"),
         (404, "not_found_error"),
         (413, "request_too_large"),
@@ -311,7 +312,7 @@ def test_a_tool_call_with_broken_json_stays_readable_inside_an_object() -> None:
         (500, "api_error"),
         (502, "api_error"),
         (503, "overloaded_error"),
-        (504, "api_error"),
+        (504, "timeout_error"),
         (529, "overloaded_error"),
         (422, "invalid_request_error"),
     ],

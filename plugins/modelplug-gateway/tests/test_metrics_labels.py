@@ -88,3 +88,52 @@ def test_metrics_with_an_allow_list_use_its_names(make_gateway: Any, serve: Any)
         'modelplug_gateway_requests_total{endpoint="chat",route="fake/m",status_class="2xx"} 1',
         'modelplug_gateway_requests_total{endpoint="chat",route="none",status_class="4xx"} 1',
     ]
+
+
+def test_unserved_paths_are_counted_by_method_and_a_bounded_path(
+    make_gateway: Any, serve: Any
+) -> None:
+    from modelplug_gateway.metrics import PATH_LIMIT
+
+    app = make_gateway()
+    with serve(app) as url:
+        for n in range(PATH_LIMIT + 10):  # a scanner's paths: more than are named
+            httpx2.get(f"{url}/scan/{n}")
+        httpx2.post(url + "/v1/responses", json={"model": "echo", "input": "hi"})
+        httpx2.post(url + "/v1/responses", json={"model": "echo", "input": "again"})
+        httpx2.head(url + "/")
+        httpx2.get(url + "/v1/chat/completions")
+        httpx2.get(url + "/v1/models")
+        text = httpx2.get(url + "/metrics").text
+    unserved = [line for line in text.splitlines() if line.startswith("modelplug_gateway_unserved")]
+    # The API paths are named even after a scan filled the other names.
+    assert 'modelplug_gateway_unserved_requests_total{method="POST",path="/v1/responses"} 2' in (
+        unserved
+    )
+    assert 'modelplug_gateway_unserved_requests_total{method="HEAD",path="/"} 1' in unserved
+    assert (
+        'modelplug_gateway_unserved_requests_total{method="GET",path="/v1/chat/completions"} 1'
+        in unserved
+    )
+    assert 'modelplug_gateway_unserved_requests_total{method="GET",path="other"} 10' in unserved
+    assert len(unserved) == PATH_LIMIT + 4
+    assert sorted(_requests(text)) == [
+        'modelplug_gateway_requests_total{endpoint="models",route="none",status_class="2xx"} 1',
+        f'modelplug_gateway_requests_total{{endpoint="unserved",route="none",status_class="4xx"}} '
+        f"{PATH_LIMIT + 14}",
+    ]
+
+
+def test_an_unserved_label_is_never_free_text() -> None:
+    from modelplug_gateway.metrics import PATH_LIMIT
+
+    metrics = Metrics()
+    metrics.unserved("BREW", "/coffee")
+    metrics.unserved("GET", "/" + "x" * 500)
+    metrics.unserved("GET", "/a\x00b")
+    for n in range(PATH_LIMIT * 3):
+        metrics.unserved("GET", f"/p{n}")
+    labels = set(metrics.unserved_paths)
+    assert ("other", "/coffee") in labels
+    assert {path for _, path in labels} <= {"/coffee", "other"} | {f"/p{n}" for n in range(50)}
+    assert len({path for _, path in labels}) == PATH_LIMIT + 1

@@ -119,3 +119,35 @@ def test_a_caller_that_hangs_up_closes_the_upstream_connection(
         closed = wire_server.wait_closed_by_client(1, timeout=10)
     assert closed, "the upstream connection stayed open after the caller left"
     assert wire_server.pending == 0  # the slow answer was the one served, and cut
+
+
+def test_a_call_that_failed_upstream_is_logged_and_counted_with_its_route(
+    make_gateway: Any,
+    serve: Any,
+    wire_server: WireServer,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import json
+    import logging
+
+    import httpx2
+
+    client = upstream_client("modelplug-openai-compat", "openai-compatible", wire_server, tmp_path)
+    # Invented: a server's plain 400 in OpenAI's error shape (not retried, no fallback).
+    wire_server.add_json(
+        {"error": {"message": "unknown parameter", "type": "invalid_request_error"}}, status=400
+    )
+    caplog.set_level(logging.INFO, logger="modelplug.gateway.requests")
+    with serve(make_gateway(client=client)) as url:
+        sdk = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
+        with pytest.raises(openai.BadRequestError) as raised:
+            sdk.chat.completions.create(model="up/m", messages=HELLO)
+        metrics = httpx2.get(url + "/metrics").text
+    assert raised.value.response.headers["x-modelplug-route"] == "up/m"
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name.endswith("requests")]
+    (line,) = [x for x in lines if x["path"] == "/v1/chat/completions"]
+    assert (line["status"], line["route"]) == (400, "up/m")
+    counted = 'modelplug_gateway_requests_total{endpoint="chat",route="up/m",status_class="4xx"} 1'
+    assert counted in metrics.splitlines()
+    assert len(wire_server.requests) == 1

@@ -8,6 +8,7 @@ import json
 import logging
 from collections.abc import Iterator
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from modelplug.types import Cost, Usage
@@ -17,6 +18,7 @@ from modelplug_gateway.request_log import log_request, request_line
 def test_the_line_has_the_fields_and_cuts_the_query(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="modelplug.gateway.requests")
     log_request(
+        method="POST",
         path="/v1/chat/completions?key=mpk-secret",
         status=200,
         key_name="alice",
@@ -33,6 +35,7 @@ def test_the_line_has_the_fields_and_cuts_the_query(caplog: pytest.LogCaptureFix
     assert line == {
         "time": "2027-01-15T08:00:00.250Z",
         "key": "alice",
+        "method": "POST",
         "path": "/v1/chat/completions",
         "route": "anthropic/claude-sonnet-4-6",
         "status": 200,
@@ -153,3 +156,41 @@ def test_an_operators_handler_still_gets_a_record_per_line(
     (record,) = caplog.records
     assert json.loads(record.getMessage())["status"] == 401
     assert json.loads(server_log.getvalue())["status"] == 401
+
+
+# -- what the running gateway logs ---------------------------------------------------
+
+
+def test_every_request_has_its_line_unserved_paths_and_the_model_list_too(
+    make_gateway: Any, serve: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    import httpx2
+    from modelplug.plugin import ErrorClass, ModelError
+    from modelplug.testing import FakeModel
+
+    caplog.set_level(logging.INFO, logger="modelplug.gateway.requests")
+    upstream_failed = ModelError(
+        "server error 500", error_class=ErrorClass.transient("server error 500", status=500)
+    )
+    hello = [{"role": "user", "content": "hi"}]
+    with serve(make_gateway(FakeModel([upstream_failed]))) as url:
+        statuses = [
+            httpx2.post(url + "/v1/responses?trace=1", json={"model": "echo", "input": "hi"}),
+            httpx2.head(url + "/"),
+            httpx2.get(url + "/v1/models"),
+            httpx2.get(url + "/v1/chat/completions"),
+            httpx2.post(url + "/v1/chat/completions", json={"model": "fake/m", "messages": hello}),
+            httpx2.post(url + "/v1/chat/completions", json={"model": "echo", "messages": hello}),
+            httpx2.get(url + "/health"),
+        ]
+    assert [r.status_code for r in statuses] == [404, 404, 200, 405, 502, 200, 200]
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name.endswith("requests")]
+    assert [(x["method"], x["path"], x["status"], x["route"]) for x in lines] == [
+        ("POST", "/v1/responses", 404, None),
+        ("HEAD", "/", 404, None),
+        ("GET", "/v1/models", 200, None),
+        ("GET", "/v1/chat/completions", 405, None),
+        ("POST", "/v1/chat/completions", 502, "fake/m"),  # reached the upstream: named
+        ("POST", "/v1/chat/completions", 200, "echo/echo"),
+    ]  # and none for the probes' /health
+    assert all(x["latency_ms"] >= 0 for x in lines)

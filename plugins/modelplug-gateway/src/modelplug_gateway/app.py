@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
@@ -16,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 # At the top, not in the functions: an import statement in a function that runs on every
 # call costs a lookup through the import system each time (modelplug.plugin is loaded
 # with the plugin anyway).
+from modelplug import OutputTruncatedError
 from modelplug.plugin import ModelError, ModelplugError
+from modelplug.types import Done, TextDelta
 
 from .auth import OpenGate, Refusal, Ticket
-from .errors import kind_for_status, status_for
+from .errors import cut_answer, failure_for, kind_for_status
 from .long_lived import freeze_once
 from .metrics import Metrics
 from .model_spec import check_model
@@ -32,7 +35,7 @@ from .tracing import request_tracer
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client
-    from modelplug.types import Event, Response
+    from modelplug.types import Event, Notice, Response
 
     from .auth import Gate
     from .settings import GatewaySettings
@@ -63,6 +66,7 @@ _PRECHECKED = {
     b"/embeddings": ("embeddings", "openai"),
 }
 MAX_ERROR_BODIES = 256
+LOGGER = logging.getLogger("modelplug.gateway")
 _NO_HEADERS: dict[str, str] = {}
 _NO_EXTENSIONS: dict[str, Any] = {}
 
@@ -91,7 +95,8 @@ class Gateway:
         self._open = type(gate) is OpenGate
         # Who cannot be admitted is refused before the body is read (a gate's option).
         self._precheck: Callable[[Any, bytes], None] | None = getattr(gate, "precheck", None)
-        self._errors: dict[tuple[str, int, str, str], bytes] = {}  # error bodies made
+        self._errors: dict[tuple[str, int, str, str, str | None], bytes] = {}  # bodies made
+        self._told: set[str] = set()  # set-up failures written to the operator's log
         # The SERVER span of each call, when modelplug-otel is on (else None: decided here).
         self._trace = request_tracer(client)
         self._routes: dict[tuple[str, str], Callable[..., Awaitable[None]]] = {
@@ -106,6 +111,7 @@ class Gateway:
             ("GET", "/ready"): self._ready,
             ("GET", "/metrics"): self._metrics,
         }
+        self._paths = frozenset(path for (_, path) in self._routes)
 
     @property
     def client(self) -> Client:
@@ -141,12 +147,32 @@ class Gateway:
                 return
 
     async def _not_routed(self, scope: Scope, send: Send) -> None:
-        shape = self._shape_for(scope["path"])
-        known = {path for (_, path) in self._routes}
-        if scope["path"] in known:
-            await self._error(send, shape, 405, f"{scope['method']} is not allowed here")
+        """404 (405 for a path served under another method), logged and counted with
+        the method and path: which endpoints the callers' tools want is for the
+        operator to see."""
+        started = time.perf_counter()
+        method, path = scope["method"], scope["path"]
+        shape = self._shape_for(path)
+        if path in self._paths:
+            status = 405
+            await self._error(send, shape, 405, f"{method} is not allowed here")
         else:
-            await self._error(send, shape, 404, f"no endpoint {scope['path']}")
+            status = 404
+            await self._error(send, shape, 404, f"no endpoint {path}")
+        took = time.perf_counter() - started
+        self.metrics.unserved(method, path)
+        self.metrics.request("unserved", status, took)
+        log_request(
+            method=method,
+            path=path,
+            status=status,
+            key_name=None,
+            route=None,
+            usage=None,
+            cost=None,
+            latency_ms=took * 1000,
+            overhead_ms=None,
+        )
 
     def _shape_for(self, path: str) -> Shape:
         if path.startswith("/v1/messages") and "anthropic" in self.shapes:
@@ -182,25 +208,29 @@ class Gateway:
         kind: str | None = None,
         retry_after: float | None = None,
         extra: list[tuple[bytes, bytes]] | None = None,
+        code: str | None = None,
     ) -> None:
         headers = list(extra or ())
         if retry_after is not None:
             headers.append(_retry_after(retry_after))
         if self.draining:
             headers.append((b"connection", b"close"))
-        data = self._error_data(shape, status, message, kind)
+        data = self._error_data(shape, status, message, kind, code)
         await self._send_json(send, status, data, headers)
 
-    def _error_data(self, shape: Shape, status: int, message: str, kind: str | None) -> bytes:
+    def _error_data(
+        self, shape: Shape, status: int, message: str, kind: str | None, code: str | None = None
+    ) -> bytes:
         """The body of an error in ``shape``: the same refusal again and again (a wrong
         key, a flood of them) is made once."""
         kind = kind or kind_for_status(status)
-        made = (shape.name, status, kind, message)
+        made = (shape.name, status, kind, message, code)
         data = self._errors.get(made)
         if data is None:
             if len(self._errors) >= MAX_ERROR_BODIES:
                 self._errors.clear()  # messages may name what callers sent: bounded
-            data = self._errors[made] = json.dumps(shape.error_body(status, kind, message)).encode()
+            body = shape.error_body(status, kind, message, code)
+            data = self._errors[made] = json.dumps(body).encode()
         return data
 
     def refuse_early(
@@ -237,6 +267,7 @@ class Gateway:
             took = time.perf_counter() - started
             self.metrics.request(endpoint, exc.status, took, self.metrics.route(None, None))
             log_request(
+                method="POST",
                 path=path.decode("latin-1"),
                 status=exc.status,
                 key_name=exc.key_name,
@@ -385,6 +416,7 @@ class Gateway:
                 status = 499
                 return
             before = time.perf_counter() - started
+            status = 500  # what is logged if what follows raises past its own handling
             if parsed.stream:
                 status, response = await self._stream(receive, send, shape, parsed, before, failed)
             else:
@@ -397,13 +429,15 @@ class Gateway:
             if ticket is not None:
                 await self._settle(ticket, response)
             took = time.perf_counter() - started
-            answered = response.model if response is not None else failed.route
+            # The route that answered, or the one that failed (which /metrics names too).
+            answered = response.model if response is not None and response.model else failed.route
             self.metrics.request(endpoint, status, took, self.metrics.route(asked, answered))
             log_request(
+                method=scope["method"],
                 path=scope["path"],
                 status=status,
                 key_name=ticket.key_name if ticket else refused_key,
-                route=response.model if response else None,
+                route=answered,
                 usage=response.usage if response else None,
                 cost=response.cost if response else None,
                 latency_ms=took * 1000,
@@ -423,22 +457,30 @@ class Gateway:
         failed: _Failed,
     ) -> tuple[int, Response | None]:
         watch = _Watch(receive)
+        sent_to: str | None = None
         try:
             route = self.routes.get(parsed.model)
+            sent_to = route.name
             response = await self.client.acomplete(route, parsed.request)
-            answered = time.perf_counter()
+        except OutputTruncatedError as exc:
+            # A structured answer cut at max_tokens: the answer it is, stopped for length.
+            cut = cut_answer(exc)
+            if cut is None:
+                return await self._failed(send, shape, exc), None
+            response = cut
         except ModelError as exc:
-            failed.note(exc)
-            return await self._model_error(send, shape, exc), exc.partial
+            failed.note(exc, sent_to)
+            return await self._failed(send, shape, exc, failed.route), exc.partial
         except asyncio.CancelledError:
             if watch.gone:
                 self.metrics.error("aborted")
                 return 499, None
             raise
         except Exception as exc:  # a bad spec or settings: before any upstream call
-            return await self._call_error(send, shape, exc), None
+            return await self._failed(send, shape, exc), None
         finally:
             watch.stop()
+        answered = time.perf_counter()
         body = shape.response(response, parsed.model)
         headers = self._answer_headers(response)
         overhead = before + (time.perf_counter() - answered)
@@ -459,8 +501,8 @@ class Gateway:
         try:
             route = self.routes.get(parsed.model)
         except Exception as exc:  # a bad spec or settings: before any upstream call
-            return await self._call_error(send, shape, exc), None
-        tap = _Tap(self.client.astream(route, parsed.request))
+            return await self._failed(send, shape, exc), None
+        tap = _Tap(self.client.astream(route, parsed.request), route.name)
         frames = shape.stream(tap.events(), parsed.model, parsed)
         watch = _Watch(receive)
         writer: _Writer | None = None
@@ -472,8 +514,8 @@ class Gateway:
                 first = b""
             except ModelError as exc:
                 watch.stop()
-                failed.note(exc)
-                return await self._model_error(send, shape, exc), exc.partial
+                failed.note(exc, tap.answering)
+                return await self._failed(send, shape, exc, failed.route), exc.partial
             except asyncio.CancelledError:
                 if watch.gone:
                     self.metrics.error("aborted")
@@ -481,8 +523,10 @@ class Gateway:
                 raise
             except Exception as exc:
                 watch.stop()
-                return await self._call_error(send, shape, exc), None
+                return await self._failed(send, shape, exc), None
             headers = list(_SSE)
+            # The route answering when the stream begins (after any fallback so far).
+            headers.append((b"x-modelplug-route", tap.answering.encode()))
             headers.append((b"x-modelplug-overhead-ms", f"{before * 1000:.3f}".encode()))
             if self.draining:
                 headers.append((b"connection", b"close"))
@@ -509,7 +553,7 @@ class Gateway:
             await tap.close()
         if tap.error is not None:
             self.metrics.error(tap.error)
-            failed.route = tap.route
+            failed.route = tap.route or tap.answering
         elif tap.response is not None:
             self._count(tap.response, before)
         return status, tap.response
@@ -543,43 +587,45 @@ class Gateway:
         )
         self.metrics.overhead.observe(overhead)
 
-    async def _model_error(self, send: Send, shape: Shape, exc: Exception) -> int:
-        from modelplug.plugin import redact
-
-        error_class = exc.error_class  # type: ignore[attr-defined]
-        status = status_for(error_class)
-        self.metrics.error(error_class.kind)
-        extra = []
-        route = getattr(exc, "route", None)
-        if route is not None:
-            extra.append((b"x-modelplug-route", route.name.encode()))
-        await self._error(
-            send, shape, status, redact(str(exc)), retry_after=error_class.retry_after, extra=extra
-        )
-        return status
-
-    async def _call_error(self, send: Send, shape: Shape, exc: Exception) -> int:
-        from modelplug.plugin import (
-            ConfigError,
-            MissingKeyError,
-            ModelplugError,
-            RequestError,
-            redact,
-        )
-
-        message = redact(str(exc))
-        if isinstance(exc, RequestError):
-            status, kind = 400, "bad_request"
-        elif isinstance(exc, MissingKeyError | ConfigError):
-            # The operator's settings, not the caller's request: say which, not how.
-            status, kind = 500, "other"
-        elif isinstance(exc, ModelplugError):
-            status, kind = 404, "not_found"
-        else:
+    async def _failed(
+        self, send: Send, shape: Shape, exc: Exception, route: str | None = None
+    ) -> int:
+        """Answer a failed call in ``shape`` as :func:`.errors.failure_for` says (a
+        non-modelplug exception is a bug: raised on), naming ``route`` (else the
+        error's) in ``x-modelplug-route``; returns the status."""
+        failure = failure_for(exc, shape.name)
+        if failure is None:
             raise exc
-        self.metrics.error(kind)
-        await self._error(send, shape, status, message)
-        return status
+        self.metrics.error(failure.kind)
+        if failure.kind == "config":
+            self._tell_operator(failure.message)
+        extra = failure.headers()
+        if route is None:
+            named = getattr(exc, "route", None)
+            route = named.name if named is not None else None
+        if route is not None:
+            extra.append((b"x-modelplug-route", route.encode()))
+        await self._error(
+            send,
+            shape,
+            failure.status,
+            failure.message,
+            failure.type,
+            failure.retry_after,
+            extra,
+            failure.code,
+        )
+        return failure.status
+
+    def _tell_operator(self, message: str) -> None:
+        """A failure of the gateway's own set-up, on its log once (a caller may not pass
+        the message on; every call failing the same way must not flood the log)."""
+        if message in self._told:
+            return
+        if len(self._told) >= MAX_ERROR_BODIES:
+            self._told.clear()  # messages may name models callers sent: bounded
+        self._told.add(message)
+        LOGGER.warning("%s", message)
 
     async def _embeddings(self, scope: Scope, receive: Receive, send: Send) -> None:
         from .embeddings import handle
@@ -591,7 +637,21 @@ class Gateway:
     async def _models(self, scope: Scope, receive: Receive, send: Send) -> None:
         from .models import served_model_list
 
+        started = time.perf_counter()
         await self._json(send, 200, await served_model_list(self))
+        took = time.perf_counter() - started
+        self.metrics.request("models", 200, took)
+        log_request(
+            method=scope["method"],
+            path=scope["path"],
+            status=200,
+            key_name=None,
+            route=None,
+            usage=None,
+            cost=None,
+            latency_ms=took * 1000,
+            overhead_ms=None,
+        )
 
     async def _health(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._json(send, 200, {"status": "ok"})
@@ -642,41 +702,65 @@ class _Watch:
 
 
 class _Failed:
-    """The route a failed call named (a ModelError's), when it named one."""
+    """The route a failed call failed on: the one its ModelError names, else the one
+    it was sent to."""
 
     __slots__ = ("route",)
 
     def __init__(self) -> None:
         self.route: str | None = None
 
-    def note(self, exc: Exception) -> None:
+    def note(self, exc: Exception, sent_to: str | None) -> None:
         route = getattr(exc, "route", None)
-        self.route = route.name if route is not None else None
+        self.route = route.name if route is not None else sent_to
 
 
 class _Tap:
     """Passes the Client's events on and keeps the Done's Response (for usage, cost and
-    the ticket) or the error's kind."""
+    the ticket) or the error's kind, and which route is answering: the one resolved,
+    or the one a fallback switched to. A structured answer cut at max_tokens inside its
+    JSON ends as the answer it is (stopped for length), not as an error."""
 
-    __slots__ = ("_events", "error", "response", "route")
+    __slots__ = ("_events", "answering", "error", "response", "route", "texted")
 
-    def __init__(self, events: AsyncIterator[Event]) -> None:
+    def __init__(self, events: AsyncIterator[Event], answering: str) -> None:
         self._events = events
         self.response: Response | None = None
         self.error: str | None = None
         self.route: str | None = None
+        self.answering = answering
+        self.texted = False
 
     async def events(self) -> AsyncIterator[Event]:
         try:
             async for event in self._events:
-                if event.type == "done":
-                    self.response = event.response
+                kind = event.type
+                if kind == "done":
+                    self.response = event.response  # type: ignore[union-attr]
+                elif kind == "text_delta":
+                    self.texted = True
+                elif kind == "notice":
+                    self._switched(event)  # type: ignore[arg-type]
                 yield event
         except ModelError as exc:
             self.error = exc.error_class.kind
             self.response = exc.partial
             self.route = exc.route.name if exc.route is not None else None
             raise
+        except OutputTruncatedError as exc:
+            cut = cut_answer(exc)
+            if cut is None:
+                raise
+            if not self.texted:  # its text came as a call (tool mode): sent as text
+                yield TextDelta(text=exc.raw)
+            self.response = cut
+            yield Done(response=cut)
+
+    def _switched(self, notice: Notice) -> None:
+        if notice.kind == "fallback":
+            to = notice.details.get("to")
+            if isinstance(to, str) and to:
+                self.answering = to
 
     async def close(self) -> None:
         await self._events.aclose()  # type: ignore[attr-defined]

@@ -109,10 +109,10 @@ async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -
             )
         except ModelError as exc:
             failed = exc.route.name if exc.route is not None else None
-            status = await gateway._model_error(send, shape, exc)
+            status = await gateway._failed(send, shape, exc)
             return
         except Exception as exc:
-            status = await gateway._call_error(send, shape, exc)
+            status = await gateway._failed(send, shape, exc)
             return
         tokens = result.usage.input
         answer = {
@@ -143,6 +143,7 @@ async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -
         took = time.perf_counter() - started
         gateway.metrics.request("embeddings", status, took, route)
         log_request(
+            method=scope["method"],
             path=scope["path"],
             status=status,
             key_name=ticket.key_name if ticket else refused_key,

@@ -8,7 +8,13 @@ Labels have bounded values only: the endpoint (a fixed set), the status class (2
 5xx) and the route, which is a name from the ``[gateway] models`` allow-list when there
 is one, else the provider/model that answered, the first ``ROUTE_LIMIT`` distinct ones
 kept and the rest counted as ``route="other"``: a caller naming models at random cannot
-grow the scrape without bound."""
+grow the scrape without bound.
+
+Requests to paths the gateway does not serve count under ``endpoint="unserved"`` and in
+``modelplug_gateway_unserved_requests_total{method,path}``, where the path is one of the
+LLM APIs' own (always named, so a scanner cannot crowd them out), else one of the first
+``PATH_LIMIT`` other paths seen, else ``"other"``; the method is a standard one or
+``"other"``."""
 
 from __future__ import annotations
 
@@ -16,7 +22,16 @@ from bisect import bisect_left
 from collections import defaultdict
 from decimal import Decimal
 
-__all__ = ["NO_ROUTE", "OTHER_ROUTE", "ROUTE_LIMIT", "Histogram", "Metrics", "status_class"]
+__all__ = [
+    "API_PATHS",
+    "NO_ROUTE",
+    "OTHER_ROUTE",
+    "PATH_LIMIT",
+    "ROUTE_LIMIT",
+    "Histogram",
+    "Metrics",
+    "status_class",
+]
 
 # Seconds: a call's latency spans milliseconds (a local model's first token) to minutes.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
@@ -28,6 +43,34 @@ OTHER_ROUTE = "other"
 # A call refused before any route was chosen (bad body, unknown model, refused key).
 NO_ROUTE = "none"
 _CLASSES = {1: "1xx", 2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}
+# Paths of the LLM APIs callers' tools may ask for: named whenever asked (with and
+# without /v1, as the SDKs' base URLs go).
+API_PATHS = frozenset(
+    prefix + path
+    for prefix in ("", "/v1")
+    for path in (
+        "/responses",
+        "/completions",
+        "/chat/completions",
+        "/messages",
+        "/messages/count_tokens",
+        "/messages/batches",
+        "/embeddings",
+        "/models",
+        "/moderations",
+        "/audio/transcriptions",
+        "/audio/translations",
+        "/audio/speech",
+        "/images/generations",
+        "/files",
+        "/batches",
+        "/rerank",
+    )
+) | {"/", "/api/chat", "/api/generate", "/api/tags", "/api/show", "/api/embed", "/v1beta/models"}
+# Other distinct paths named before they count as "other"; longer ones are never named.
+PATH_LIMIT = 20
+PATH_LENGTH = 100
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
 def status_class(status: int) -> str:
@@ -80,6 +123,9 @@ class Metrics:
         self.latency: dict[str, Histogram] = {}
         self.overhead = Histogram(OVERHEAD_BUCKETS)
         self.open_streams = 0
+        #: (method, path) of requests to paths not served -> count.
+        self.unserved_paths: defaultdict[tuple[str, str], int] = defaultdict(int)
+        self._paths: set[str] = set()
 
     def route(self, asked: str | None, answered: str | None) -> str:
         """The route label for a call: ``asked`` (the caller's model) when an allow-list
@@ -105,6 +151,21 @@ class Metrics:
             histogram = self.latency[endpoint] = Histogram(LATENCY_BUCKETS)
         histogram.observe(seconds)
 
+    def unserved(self, method: str, path: str) -> None:
+        """Count a request to a path the gateway does not serve (or not by ``method``)."""
+        label = self._path_label(path)
+        self.unserved_paths[(method if method in METHODS else "other", label)] += 1
+
+    def _path_label(self, path: str) -> str:
+        if path in API_PATHS:
+            return path
+        if path in self._paths:
+            return path
+        if len(self._paths) < PATH_LIMIT and len(path) <= PATH_LENGTH and path.isprintable():
+            self._paths.add(path)
+            return path
+        return OTHER_ROUTE
+
     def error(self, kind: str) -> None:
         self.errors[kind] += 1
 
@@ -124,6 +185,14 @@ class Metrics:
         for (endpoint, route, klass), count in sorted(self.requests.items()):
             labels = f'endpoint="{endpoint}",route="{_escape(route)}",status_class="{klass}"'
             out.append(f"modelplug_gateway_requests_total{{{labels}}} {count}")
+        out.append(
+            "# HELP modelplug_gateway_unserved_requests_total Requests to paths the gateway "
+            "does not serve, by method and path."
+        )
+        out.append("# TYPE modelplug_gateway_unserved_requests_total counter")
+        for (method, path), count in sorted(self.unserved_paths.items()):
+            labels = f'method="{method}",path="{_escape(path)}"'
+            out.append(f"modelplug_gateway_unserved_requests_total{{{labels}}} {count}")
         out.append("# HELP modelplug_gateway_errors_total Failed calls, by error kind.")
         out.append("# TYPE modelplug_gateway_errors_total counter")
         for kind, count in sorted(self.errors.items()):

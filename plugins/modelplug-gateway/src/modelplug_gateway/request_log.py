@@ -1,7 +1,9 @@
 """One JSON line per request, at INFO on the ``modelplug.gateway.requests`` logger: when,
-which key (its name), which route, the status, tokens, cost, latency and the gateway's
-own overhead. Never the prompt, never the key, never the query string: only what is
-passed here, and the path is cut at its ``?``.
+which key (its name), the method and path, which route, the status, tokens, cost,
+latency and the gateway's own overhead. Every path has its line, those the gateway does
+not serve too (a 404 or 405), and ``GET /v1/models``; the probes' ``/health``,
+``/ready`` and ``/metrics`` have none. Never the prompt, never the key, never the query
+string: only what is passed here, and the path is cut at its ``?``.
 
 A line is written for every request, a refused one too, so it must cost little: under
 a flood of made-up keys a log record per line was about a quarter of the gateway's
@@ -39,6 +41,7 @@ def _stamp(moment: float) -> str:
 
 def request_line(
     *,
+    method: str = "POST",
     path: str,
     status: int,
     key_name: str | None,
@@ -49,10 +52,12 @@ def request_line(
     overhead_ms: float | None,
     when: float | None = None,
 ) -> str:
-    """The line for one request (``route``: the provider/model that answered)."""
+    """The line for one request (``route``: the provider/model that answered, or that
+    failed when the call reached it)."""
     record = {
         "time": _stamp(time.time() if when is None else when),
         "key": key_name,
+        "method": method,
         "path": path.partition("?")[0],
         "route": route,
         "status": status,

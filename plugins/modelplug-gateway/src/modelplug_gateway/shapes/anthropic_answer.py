@@ -21,44 +21,23 @@ from modelplug.types import (
     Usage,
 )
 
+from ..errors import ANTHROPIC_TYPES
+
 __all__ = [
     "ERROR_TYPES",
     "block_json",
     "error_body",
     "error_type",
-    "kind_for",
     "message_id",
     "message_json",
     "stop_reason",
     "usage_json",
 ]
 
-# What the API answers for each status; the SDK picks its exception class by status.
-ERROR_TYPES: dict[int, str] = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    500: "api_error",
-    502: "api_error",
-    503: "overloaded_error",
-    504: "api_error",
-    529: "overloaded_error",
-}
+# What the API answers for each status (the SDK picks its exception class by status):
+# the one table, in modelplug_gateway.errors.
+ERROR_TYPES = ANTHROPIC_TYPES
 _KNOWN = frozenset(ERROR_TYPES.values())
-# An ErrorClass kind as the error type of an in-stream error event (no status there).
-_KIND_TYPES: dict[str, str] = {
-    "rate_limit": "rate_limit_error",
-    "quota": "rate_limit_error",
-    "overloaded": "overloaded_error",
-    "auth": "authentication_error",
-    "not_found": "not_found_error",
-    "context_overflow": "invalid_request_error",
-    "bad_request": "invalid_request_error",
-    "content_filter": "invalid_request_error",
-}
 # Wire types an Anthropic model's own blocks carry, sent back as they came.
 _ANTHROPIC_KINDS = frozenset(
     {"thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result"}
@@ -72,11 +51,6 @@ def error_type(status: int, kind: str = "") -> str:
     if status in ERROR_TYPES:
         return ERROR_TYPES[status]
     return "invalid_request_error" if 400 <= status < 500 else "api_error"
-
-
-def kind_for(error_kind: str) -> str:
-    """The error ``type`` for a modelplug ErrorClass kind."""
-    return _KIND_TYPES.get(error_kind, "api_error")
 
 
 def error_body(status: int, kind: str, message: str) -> dict[str, Any]:

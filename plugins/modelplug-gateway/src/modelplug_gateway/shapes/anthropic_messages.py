@@ -39,8 +39,10 @@ class AnthropicMessages:
     ) -> AsyncIterator[bytes]:
         return write_stream(events, model)
 
-    def error_body(self, status: int, kind: str, message: str) -> dict[str, Any]:
-        return error_body(status, kind, message)
+    def error_body(
+        self, status: int, kind: str, message: str, code: str | None = None
+    ) -> dict[str, Any]:
+        return error_body(status, kind, message)  # the Messages body has no code
 
 
 SHAPE = AnthropicMessages()

@@ -10,8 +10,9 @@ blocks that were never streamed (redacted thinking, server-tool blocks), then
 block and a tool call stay open until then while later blocks stream at their own
 indices; the SDKs read blocks by index, so the message they build is the API's.
 
-A ModelError after the first frame becomes ``event: error`` and ends the stream; one
-raised before any frame propagates, so the app can still answer with a status.
+A ModelplugError after the first frame becomes ``event: error`` (its type from
+:mod:`modelplug_gateway.errors`) and ends the stream; one raised before any frame
+propagates, so the app can still answer with a status.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from modelplug.plugin import ModelError
+from modelplug.plugin import ModelplugError
 from modelplug.types import (
     Done,
     Notice,
@@ -35,7 +36,8 @@ from modelplug.types import (
     ToolUseBlock,
 )
 
-from .anthropic_answer import block_json, kind_for, stop_reason, stop_sequence, usage_json
+from ..errors import failure_for
+from .anthropic_answer import block_json, stop_reason, stop_sequence, usage_json
 
 __all__ = ["write_stream"]
 
@@ -263,10 +265,12 @@ async def write_stream(events: AsyncIterator[Any], model: str) -> AsyncIterator[
                 yield _PING
             elif isinstance(event, TextDelta):
                 yield writer.text_delta(event.text)
-    except ModelError as error:
+    except ModelplugError as error:
         if not started:
             raise
-        yield error_frame(kind_for(error.kind), str(error))
+        failure = failure_for(error, "anthropic")
+        assert failure is not None  # every ModelplugError has its answer
+        yield error_frame(failure.type, failure.message)
         return
     if not started:
         yield _message_start(model)

@@ -61,10 +61,15 @@ class Shape(Protocol):
     def stream(
         self, events: AsyncIterator[Event], model: str, parsed: Parsed
     ) -> AsyncIterator[bytes]:
-        """SSE frames, each as its event arrives. A ModelError raised by ``events``
-        after the stream began becomes the shape's in-stream error frame."""
+        """SSE frames, each as its event arrives. A ModelplugError raised by ``events``
+        after the stream began becomes the shape's in-stream error frame (worded by
+        :func:`modelplug_gateway.errors.failure_for`)."""
         ...
 
-    def error_body(self, status: int, kind: str, message: str) -> dict[str, Any]:
-        """The error body this API's clients parse for ``status``."""
+    def error_body(
+        self, status: int, kind: str, message: str, code: str | None = None
+    ) -> dict[str, Any]:
+        """The error body this API's clients parse for ``status``: ``kind`` is its
+        ``type``, ``code`` a string naming the cause where the shape has a field for it
+        (see :mod:`modelplug_gateway.errors`)."""
         ...

@@ -11,8 +11,9 @@ import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import ModelError  # here, not per call (loaded with the plugin)
+from modelplug.plugin import ModelplugError  # here, not per call (loaded with the plugin)
 
+from ..errors import failure_for, openai_code
 from .base import Parsed, ShapeError
 
 if TYPE_CHECKING:
@@ -234,18 +235,27 @@ class OpenAIChat:
                             + ('"choices":[],"usage":' + dumps(usage) + "}\n\n").encode()
                         )
             yield b"data: [DONE]\n\n"
-        except ModelError as exc:
+        except ModelplugError as exc:
             if not started:
                 raise
             # The SDKs raise APIError for a chunk that carries "error".
-            from ..errors import kind_for_status, status_for
-
-            status = status_for(exc.error_class)
-            body = self.error_body(status, kind_for_status(status), _safe_message(exc))
+            failure = failure_for(exc, self.name)
+            assert failure is not None  # every ModelplugError has its answer
+            body = self.error_body(failure.status, failure.type, failure.message, failure.code)
             yield b"data: " + dumps(body).encode() + b"\n\n"
 
-    def error_body(self, status: int, kind: str, message: str) -> dict[str, Any]:
-        return {"error": {"message": message, "type": kind, "param": None, "code": status}}
+    def error_body(
+        self, status: int, kind: str, message: str, code: str | None = None
+    ) -> dict[str, Any]:
+        # OpenAI's clients read ``code`` as a string naming the cause, never a number.
+        return {
+            "error": {
+                "message": message,
+                "type": kind,
+                "param": None,
+                "code": code if code is not None else openai_code(kind),
+            }
+        }
 
 
 def usage_body(usage: Usage) -> dict[str, Any]:
@@ -351,12 +361,6 @@ def _first_line(exc: Exception) -> str:
         except Exception:
             pass
     return redact(text.splitlines()[0] if text else "invalid request")
-
-
-def _safe_message(exc: Exception) -> str:
-    from modelplug.plugin import redact
-
-    return redact(str(exc))
 
 
 SHAPE = OpenAIChat()
