@@ -21,6 +21,8 @@ from modelplug.plugin import hookimpl
 from modelplug.plugin.policy import find_policies
 
 if TYPE_CHECKING:
+    import argparse
+
     from modelplug.plugin import Client
     from modelplug.types import Embeddings, EmbedRequest, Event, Request, Route
 
@@ -36,6 +38,7 @@ __all__ = [
     "FallbackPolicy",
     "MemoryCooldowns",
     "SqliteCooldowns",
+    "modelplug_cli_commands",
     "modelplug_describe_route",
     "modelplug_embed",
     "modelplug_stream",
@@ -102,6 +105,15 @@ def modelplug_close(client: Client) -> None:
     policy = sys.modules.get(f"{__name__}.policy")
     if policy is not None:  # never imported: no call ran, no file was opened
         policy.close_sqlite_cooldowns(client)
+
+
+@hookimpl
+def modelplug_cli_commands(subparsers: argparse._SubParsersAction[Any], client: Client) -> None:
+    """``modelplug cooldowns``: what cools down in the store the processes share, and
+    ``modelplug cooldowns clear [ROUTE]``."""
+    from .cli import add_commands
+
+    add_commands(subparsers)
 
 
 @hookimpl

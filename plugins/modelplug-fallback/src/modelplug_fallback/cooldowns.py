@@ -5,7 +5,9 @@ Process-wide by default (every Client in the process shares :data:`SHARED`), key
 methods in *relative* seconds, so a store shared between processes (Redis ``SET key
 PX ms`` / ``PTTL key``) can replace it without agreeing on a clock. Such a store may
 implement the methods as coroutines instead (:class:`AsyncCooldownStore`); the policy
-awaits whatever is awaitable.
+awaits whatever is awaitable. A store that can list what cools down (for ``modelplug
+cooldowns``) has a fourth, ``cooling()``: every key cooling down and its seconds left,
+as a dict (or a coroutine of one).
 """
 
 from __future__ import annotations
@@ -79,6 +81,12 @@ class MemoryCooldowns:
     def clear(self, key: str) -> None:
         with self._lock:
             self._until.pop(key, None)
+
+    def cooling(self) -> dict[str, float]:
+        """Every key cooling down now, and for how many more seconds."""
+        now = self.clock()
+        with self._lock:
+            return {key: until - now for key, until in self._until.items() if until > now}
 
     def reset(self) -> None:
         """Forget every cooldown."""

@@ -70,5 +70,36 @@ class RedisCooldowns:
         except StoreUnavailableError as exc:
             self._degraded(exc)
 
+    async def cooling(self) -> dict[str, float]:
+        """Every model cooling down in Redis now, and for how many more seconds (for
+        ``modelplug cooldowns``).
+
+        :raises StoreUnavailableError: Redis cannot be asked (this process's memory
+            would only show its own cooldowns, not the store's).
+        """
+        start = self._key("")
+        pattern = _glob_escaped(start) + "*"
+
+        async def call(redis: Any) -> Any:
+            names = [name async for name in redis.scan_iter(match=pattern, count=500)]
+            if not names:
+                return []
+            async with redis.pipeline(transaction=False) as pipe:
+                for name in names:
+                    pipe.pttl(name)
+                return list(zip(names, await pipe.execute(), strict=True))
+
+        found = await self.connection.run(call)
+        return {
+            name.decode("utf-8", "replace")[len(start) :]: left / 1000
+            for name, left in found
+            if left > 0
+        }
+
     def __repr__(self) -> str:
         return f"RedisCooldowns({self.connection.where})"
+
+
+def _glob_escaped(text: str) -> str:
+    # SCAN's MATCH is a glob: a prefix or hash tag holding * ? [ ] \ must match itself.
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
