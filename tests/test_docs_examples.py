@@ -18,6 +18,8 @@ test below. A Markdown comment just before a block sets it up:
   (``sk-my-gateway-key``); the block's ``127.0.0.1:4000`` is the port it listens on.
 - ``<!-- docs-test: skip REASON -->``: not runnable here; the reason is required and
   names what the block needs (real credentials, a running service).
+- ``<!-- docs-test: prints -->`` before a ``text`` block right after a ``python`` block:
+  what that example prints, exactly.
 """
 
 from __future__ import annotations
@@ -56,8 +58,10 @@ CLAIMED_BLOCKS = {
     "# tests/test_conformance.py": "tests/test_readme_examples.py",
 }
 # Commands CI itself runs (the README's Develop commands), and pip lines, which
-# tests/test_readme_install_lines.py checks against the distributions.
+# tests/test_readme_install_lines.py checks against the distributions (and the virtual
+# environment the README makes for them, which it runs).
 CI_COMMANDS = ("python3 .ci/install.py", ".venv/bin/tox", "tox")
+VENV_COMMANDS = ("python3 -m venv .venv", ". .venv/bin/activate")
 OUTPUT_LANGS = {"text"}
 ANTHROPIC_RECORDING = ROOT / "plugins/modelplug-anthropic/tests/recordings/basic_data_only.sse"
 GATEWAY_KEY = "sk-my-gateway-key"
@@ -205,6 +209,23 @@ def set_up(
     return block.body
 
 
+def printed_by(block: Block) -> Block | None:
+    """The ``text`` block that says what ``block`` prints: the next block of its page,
+    marked ``<!-- docs-test: prints -->``."""
+    later = [b for b in ALL if b.page == block.page and b.line > block.line]
+    following = min(later, key=lambda b: b.line, default=None)
+    if following is not None and (following.directive or "").strip() == "prints":
+        return following
+    return None
+
+
+def test_every_prints_block_is_the_text_after_a_python_block() -> None:
+    prints = [b for b in ALL if (b.directive or "").strip() == "prints"]
+    shown = {str(printed_by(b)) for b in ALL if b.lang == "python" and printed_by(b)}
+    assert prints, "no example says what it prints"
+    assert [str(b) for b in prints if b.lang != "text" or str(b) not in shown] == []
+
+
 @pytest.mark.parametrize("block", of("python"))
 def test_python_block_runs(
     block: Block,
@@ -228,6 +249,9 @@ def test_python_block_runs(
         check=False,
     )
     assert done.returncode == 0, f"{block} failed:\n{done.stderr[-3000:]}"
+    shown = printed_by(block)
+    if shown is not None:
+        assert done.stdout == shown.body, f"{block} does not print what {shown} shows"
     if "SERVED" in user_home:
         assert done.stdout.strip(), f"{block}: the recorded answer's text is printed"
 
@@ -255,6 +279,8 @@ def test_shell_block_runs(
             program = Path(words[0]).name if words else ""
             if command.startswith(CI_COMMANDS) or words[:2] == ["pip", "install"]:
                 continue  # CI runs these / tests/test_readme_install_lines.py checks them
+            if command in VENV_COMMANDS:
+                continue  # tests/test_readme_install_lines.py runs them
             if program in ("python", "python3") and words[1].startswith(("bench/", "tools/")):
                 # A benchmark or a maintainer's tool: too slow or too sweeping to run
                 # here, but it must exist where the docs say.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -255,3 +256,51 @@ def test_commands_are_found_in_code_blocks_and_in_wrapped_prose() -> None:
         ("x:5", "pip install modelplug-ollama  # once released", True),
         ("x:8", "pip install './plugins/modelplug-gemini[test]'", False),
     ]
+
+
+# The README's own install block: a newcomer's first commands.
+
+
+def readme_install_block() -> list[str]:
+    """The lines of the first ``sh`` block under the README's "## Install"."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Install\n") :]
+    block = re.search(r"```sh\n(.*?)```", section, re.DOTALL)
+    assert block is not None, "the README's Install section has no sh block"
+    return block.group(1).splitlines()
+
+
+def test_the_readme_install_lines_name_every_plugin_between_them() -> None:
+    named = {
+        BY_DIR[(ROOT / split_extras(t)[0]).resolve()].name
+        for line in readme_install_block()
+        if "pip install" in line
+        for t in targets(line[line.index("pip install") :])
+    }
+    assert sorted({read(p).name for p in PLUGINS} - named) == []
+
+
+def test_the_readme_makes_and_activates_a_virtual_environment_before_any_pip_install() -> None:
+    first, *rest = readme_install_block()
+    # Debian's python3 refuses pip outside a virtual environment.
+    words = ["python3", "-m", "venv", ".venv", "&&", ".", ".venv/bin/activate"]
+    assert first.split("#")[0].split() == words
+    assert rest and all(line.startswith("pip install ") for line in rest)
+
+
+def test_the_readme_s_first_line_gives_a_pip_of_the_new_environment(tmp_path: Path) -> None:
+    line = readme_install_block()[0].split("#")[0].strip()
+    check = 'command -v pip && python -c "import sys; print(sys.prefix)"'
+    done = subprocess.run(
+        ["sh", "-c", f"{line} && {check}"],
+        cwd=tmp_path,
+        # As on a fresh Debian: only the system's python3 on the PATH.
+        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    pip, prefix = done.stdout.split()
+    assert (pip, prefix) == (str(tmp_path / ".venv/bin/pip"), str(tmp_path / ".venv"))
