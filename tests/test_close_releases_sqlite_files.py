@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from modelplug import Client
@@ -32,7 +32,7 @@ class RateLimited(Exception):
     """What an SDK's 429 looks like to core's generic classifier."""
 
     status_code = 429
-    headers: dict[str, str] = {}
+    headers: ClassVar[dict[str, str]] = {}
 
 
 def held(data_dir: Path) -> list[str]:
