@@ -61,16 +61,6 @@ def test_modelplug_stream_malformed_json_event_is_transient_and_quoted(
     assert error.partial is not None and error.partial.text == shown == "Before the break"
 
 
-def test_modelplug_stream_out_of_order_events_say_what_was_wrong(
-    claude_client: MakeClient, wire_server: WireServer, recording: Recording
-) -> None:
-    wire_server.add_file(recording("out_of_order.sse"))
-    error, _ = failure(claude_client())
-    assert error.kind == "transient"
-    # Block 1 with no block 0 is read (blocks go by index); it never closed.
-    assert "message_stop while block 1 was still open" in str(error)
-
-
 @pytest.mark.parametrize(
     ("events", "said"),
     [
