@@ -11,6 +11,8 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +114,19 @@ def test_a_failed_turn_is_reported_and_the_chat_goes_on(tmp_path: Path, wire_ser
     assert wire_server.requests[1].json()["messages"] == [{"role": "user", "content": "second try"}]
 
 
+@contextmanager
+def ctrl_c_handled_in_children() -> Iterator[None]:
+    """Start children with Ctrl-C at its default, as a terminal starts the command. A
+    test run started in the background of a script (``tox &``, CI's runner) ignores
+    SIGINT, every child inherits that, and Python then never turns SIGINT into
+    KeyboardInterrupt: the chat would go on waiting for the stalled reply."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield  # exec resets a handler to the default, where an ignored signal stays ignored
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def read_until(stream: Any, wanted: str, lines: queue.Queue[str], timeout: float) -> str:
     """What ``stream`` printed until ``wanted`` appeared (read on a thread)."""
 
@@ -134,15 +149,16 @@ def test_ctrl_c_stops_a_reply_and_the_chat_goes_on(tmp_path: Path, wire_server: 
     slow = [f"data: {json.dumps(c)}\n\n".encode() for c in reply("Once upon", " a time")]
     wire_server.add([slow[0], slow[1], (60.0, slow[2]), slow[3]])
     wire_server.add_sse(reply("The end."), done=True)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "modelplug", "chat", "-m", "lab/m"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path / "work",
-        env=environment(tmp_path, lab(wire_server.url)),
-    )
+    with ctrl_c_handled_in_children():
+        process = subprocess.Popen(
+            [sys.executable, "-m", "modelplug", "chat", "-m", "lab/m"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path / "work",
+            env=environment(tmp_path, lab(wire_server.url)),
+        )
     assert process.stdin is not None and process.stdout is not None
     try:
         process.stdin.write("Tell me a story\n")
