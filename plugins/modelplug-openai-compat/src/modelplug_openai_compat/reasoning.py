@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplug.types import Route, ThinkingRequest
+from modelplug.types import Notice, Request, Route, ThinkingRequest
 
-__all__ = ["DIALECTS", "detect_dialect", "reasoning_fields"]
+__all__ = ["DIALECTS", "detect_dialect", "fit_thinking", "reasoning_fields"]
 
 DIALECTS = ("llamacpp", "openrouter", "openai", "anthropic", "none")
 _BY_SERVER = {
@@ -33,6 +33,10 @@ _EFFORT_BUDGET = {
     "xhigh": 32768,
     "max": 65536,
 }
+# Claude's thinking, asked through an OpenAI-compatible endpoint, takes budget_tokens
+# from this up to max_tokens - 1 (thinking counts toward the cap).
+ANTHROPIC_MIN_BUDGET = 1024
+DEFAULT_ANTHROPIC_BUDGET = 8192
 
 
 def detect_dialect(route: Route) -> str:
@@ -69,6 +73,48 @@ def _budget(thinking: ThinkingRequest) -> int | None:
     return None
 
 
+def fit_thinking(request: Request, route: Route) -> tuple[Request, Notice | None]:
+    """``request`` with a thinking budget that fits under its ``max_tokens`` in the
+    anthropic dialect, and the Notice saying what changed (None: nothing did).
+
+    A caller's ``max_tokens`` is never raised (modelplug-anthropic's rule): the budget
+    is brought under it, or thinking is left out when no budget Claude takes fits."""
+    asked, cap = request.thinking, request.max_tokens
+    if asked is None or not asked.enabled or cap is None:
+        return request, None
+    if detect_dialect(route) != "anthropic":
+        return request, None
+    budget = _budget(asked) or DEFAULT_ANTHROPIC_BUDGET
+    if ANTHROPIC_MIN_BUDGET <= budget < cap:
+        return request, None
+    highest = cap - 1
+    if highest < ANTHROPIC_MIN_BUDGET:
+        thinking = ThinkingRequest(enabled=False, hide=asked.hide)
+        sent: int | None = None
+        message = (
+            f"max_tokens {cap} leaves no room for the thinking budget of {budget} "
+            f"(Claude takes budget_tokens from {ANTHROPIC_MIN_BUDGET} to max_tokens - 1), "
+            f"so this request goes without thinking and keeps max_tokens {cap}"
+        )
+    else:
+        sent = min(max(budget, ANTHROPIC_MIN_BUDGET), highest)
+        thinking = asked.model_copy(update={"budget_tokens": sent, "effort": None})
+        why = (
+            f"is below Claude's minimum of {ANTHROPIC_MIN_BUDGET}"
+            if budget < ANTHROPIC_MIN_BUDGET
+            else f"does not fit under max_tokens {cap} (thinking counts toward it)"
+        )
+        message = (
+            f"thinking budget_tokens {budget} {why}: sent as {sent}, with max_tokens {cap} as asked"
+        )
+    notice = Notice(
+        kind="thinking_budget",
+        message=message,
+        details={"budget_tokens": budget, "max_tokens": cap, "sent_budget_tokens": sent},
+    )
+    return request.model_copy(update={"thinking": thinking}), notice
+
+
 def reasoning_fields(dialect: str, thinking: ThinkingRequest | None) -> dict[str, Any]:
     """The body fields that ask for ``thinking`` in ``dialect`` (empty: ask nothing)."""
     if thinking is None or dialect == "none":
@@ -87,6 +133,11 @@ def reasoning_fields(dialect: str, thinking: ThinkingRequest | None) -> dict[str
     if dialect == "anthropic":
         if not thinking.enabled:
             return {"thinking": {"type": "disabled"}}
-        return {"thinking": {"type": "enabled", "budget_tokens": _budget(thinking) or 8192}}
+        return {
+            "thinking": {
+                "type": "enabled",
+                "budget_tokens": _budget(thinking) or DEFAULT_ANTHROPIC_BUDGET,
+            }
+        }
     # openai (also what LiteLLM maps per provider)
     return {"reasoning_effort": _effort(thinking) if thinking.enabled else "none"}

@@ -31,6 +31,7 @@ from .accumulator import KNOWN_FIELDS, Accumulator
 from .answer import finish
 from .errors import stream_broken
 from .http import HTTP, request_headers
+from .reasoning import fit_thinking
 from .request import build_body
 
 if TYPE_CHECKING:
@@ -129,6 +130,9 @@ async def stream_chat(
     route: Route, request: Request, client: Client, key: str | None
 ) -> AsyncIterator[Event]:
     """The events of one call, ending with exactly one Done."""
+    request, fitted = fit_thinking(request, route)
+    if fitted is not None:
+        yield fitted
     payload = json.dumps(build_body(request, route), ensure_ascii=False).encode()
     headers = request_headers(route, key, client.settings)
     mode = route.info.text_tool_calls or "whole"
