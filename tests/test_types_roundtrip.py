@@ -36,7 +36,7 @@ from modelplug.types import (
     ToolUseBlock,
     Usage,
 )
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 THINKING_WIRE = {"type": "thinking", "thinking": "Let me add: 2+2=4.", "signature": "EqQBCkYIARgC"}
 
@@ -233,7 +233,7 @@ def test_image_needs_exactly_one_source() -> None:
 
 
 @pytest.mark.parametrize("text", ["", "a", "naïve ☕ \n"])
-def test_unvalidated_text_delta_equals_a_validated_one(text: str) -> None:
+def test_text_delta_of_equals_a_validated_one(text: str) -> None:
     fast = TextDelta.of(text)
     assert fast == TextDelta(text=text)
     assert fast.model_dump() == TextDelta(text=text).model_dump()
@@ -242,7 +242,7 @@ def test_unvalidated_text_delta_equals_a_validated_one(text: str) -> None:
     assert TypeAdapter(Event).validate_json(fast.model_dump_json()) == fast
 
 
-def test_changing_one_unvalidated_delta_leaves_the_others_as_they_were() -> None:
+def test_changing_one_delta_of_text_leaves_the_others_as_they_were() -> None:
     changed, other = TextDelta.of("a"), TextDelta.of("b")
     changed.text = "c"
     changed.type = "text_delta"
@@ -253,3 +253,12 @@ def test_changing_one_unvalidated_delta_leaves_the_others_as_they_were() -> None
     assert other.model_fields_set == {"text"} and TextDelta.of("d").model_fields_set == {"text"}
     assert other.model_dump(exclude_unset=True) == {"text": "b"}
     assert pickle.loads(pickle.dumps(other)) == other
+
+
+def test_text_delta_of_refuses_what_is_not_text() -> None:
+    # An adapter that hands over a parsed number or None gets the error here, at the
+    # event, not later when a caller serialises a delta that was never a TextDelta.
+    with pytest.raises(ValidationError, match="text"):
+        TextDelta.of(42)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="text"):
+        TextDelta.of(None)  # type: ignore[arg-type]
