@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from modelplug.plugin import estimated_usage
 from modelplug.plugin.wire import estimate_tokens
+from modelplug.testing import examples
 
 
 def test_four_characters_make_a_token_rounded_up() -> None:
@@ -30,7 +31,7 @@ def test_words_are_counted_as_split_counts_them_across_slice_boundaries(
     monkeypatch.setattr(estimate, "_SLICE", 7)
 
     @given(st.text(alphabet=st.sampled_from("ab \n\t\u3000\xa0"), max_size=200))
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     def check(text: str) -> None:
         assert estimate.count_words(text) == len(text.split())
 

@@ -7,6 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from modelplug.plugin import NDJSONFramer
+from modelplug.testing import examples
 
 LINES = [
     '{"model":"llama3.2","message":{"role":"assistant","content":"The"},"done":false}',
@@ -58,7 +59,7 @@ def test_invalid_utf8_becomes_a_replacement_character_not_an_exception():
     assert lines == ['{"a":"\ufffd"}']
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.data())
 def test_random_splits_give_the_same_lines(data: st.DataObject) -> None:
     body = ("\n".join(LINES) + "\n").encode()
@@ -69,7 +70,7 @@ def test_random_splits_give_the_same_lines(data: st.DataObject) -> None:
     assert [json.loads(line)["done"] for line in lines] == [False, False, True]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.binary(max_size=200), st.integers(1, 16))
 def test_any_bytes_frame_without_an_exception(body: bytes, size: int) -> None:
     chunks = [body[i : i + size] for i in range(0, len(body), size)]

@@ -19,6 +19,7 @@ from modelplug.plugin import (
     combine_embeddings,
     read_openai_embeddings,
 )
+from modelplug.testing import examples
 from modelplug.types import EmbedRequest, Endpoint, Route
 
 ROUTE = Route(provider="box", model="m", endpoint=Endpoint(type="kit", base_url="http://x"))
@@ -102,7 +103,7 @@ def test_combined_batches_sum_reported_tokens_or_estimate_when_one_said_none() -
     assert unsaid.usage.input > 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.binary(max_size=300) | st.sampled_from([json.dumps(ANSWER).encode()]), st.data())
 def test_mutated_answers_end_in_a_batch_or_a_classified_error(
     raw: bytes, data: st.DataObject

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from modelplug.plugin import RequestError
 from modelplug.plugin.schema import Untranslatable, inline_refs, openai_strict, undo_strict
+from modelplug.testing import examples
 
 gemini = pytest.importorskip("modelplug_gemini.schema")
 
@@ -84,7 +85,10 @@ def accepts(schema: dict[str, Any], value: Any) -> bool:
     return Draft202012Validator(schema).is_valid(value)
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=examples(60),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(data=st.data(), schema=OBJECT_SCHEMAS)
 def test_openai_strict_accepts_what_the_original_accepts(data: Any, schema: dict[str, Any]) -> None:
     strict = openai_strict(schema)
@@ -108,7 +112,10 @@ def _fill_nulls(value: Any, schema: dict[str, Any]) -> Any:
     return value
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=examples(60),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(data=st.data(), schema=OBJECT_SCHEMAS)
 def test_gemini_schema_accepts_what_the_original_accepts(data: Any, schema: dict[str, Any]) -> None:
     translated = gemini.to_gemini_schema("output", schema) or {"type": "object"}

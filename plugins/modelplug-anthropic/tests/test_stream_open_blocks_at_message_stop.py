@@ -16,7 +16,7 @@ import httpx2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from modelplug import Client
-from modelplug.testing import WireServer
+from modelplug.testing import WireServer, examples
 from modelplug.types import (
     Done,
     Notice,
@@ -178,7 +178,7 @@ def sse(events: list[dict[str, Any]]) -> bytes:
     return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(stream_with_open_blocks())
 def test_open_blocks_at_message_stop_lose_nothing_the_sdk_keeps(
     drawn: tuple[list[dict[str, Any]], dict[str, str]],

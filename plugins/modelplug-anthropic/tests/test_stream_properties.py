@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelplug import Client, ModelError
-from modelplug.testing import WireServer, load_recording
+from modelplug.testing import WireServer, examples, load_recording
 from modelplug.types import (
     Done,
     Event,
@@ -57,11 +57,12 @@ STREAMS = [
 ]
 
 
-def relaxed(examples: int) -> settings:
+def relaxed(count: int) -> settings:
     """No deadline (a stream takes a few ms, more on a busy machine) and fixtures that
-    the examples share on purpose (one client, one server)."""
+    the examples share on purpose (one client, one server); ``count`` examples in CI,
+    fewer in a contributor's run (``examples``)."""
     return settings(
-        max_examples=examples,
+        max_examples=examples(count),
         deadline=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     )

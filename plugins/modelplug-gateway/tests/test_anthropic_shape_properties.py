@@ -8,6 +8,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from modelplug.testing import examples
 from modelplug_gateway.shapes.anthropic_messages import SHAPE
 from modelplug_gateway.shapes.base import Parsed, ShapeError
 
@@ -99,7 +100,7 @@ def test_the_unmutated_body_is_read() -> None:
     assert isinstance(parsed, Parsed) and len(parsed.request.messages) == 3
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_a_mutated_body_gives_a_parsed_or_a_400(body: Any) -> None:
     try:
@@ -112,7 +113,7 @@ def test_a_mutated_body_gives_a_parsed_or_a_400(body: Any) -> None:
         assert isinstance(parsed, Parsed) and parsed.request.max_tokens
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(JSON)
 def test_any_json_value_as_a_body_gives_a_parsed_or_a_400(body: Any) -> None:
     try:

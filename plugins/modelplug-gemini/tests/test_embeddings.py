@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelplug.client import Client
 from modelplug.plugin import MissingKeyError, ModelError, RequestError
-from modelplug.testing import WireServer
+from modelplug.testing import WireServer, examples
 from modelplug_gemini import embeddings
 
 GeminiClient = Callable[..., Client]
@@ -344,7 +344,9 @@ def test_any_mutated_vertex_answer_ends_in_embeddings_or_a_classified_error(
 ) -> None:
     client, _ = vertex_client()  # one client for every example: they test the reader
 
-    @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @settings(
+        max_examples=examples(60), suppress_health_check=[HealthCheck.function_scoped_fixture]
+    )
     @given(path=st.sampled_from(MUTATED), value=_JSON, drop=st.booleans())
     def check(path: tuple[Any, ...], value: Any, drop: bool) -> None:
         answer = recorded_json("vertex_embed_predict.json")

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelplug.plugin import Endpoint, ModelplugError, Route
-from modelplug.testing import load_recording
+from modelplug.testing import examples, load_recording
 from modelplug.types import Done, Request
 from modelplug_gemini.stream import Parser
 
@@ -52,7 +52,7 @@ def split(data: bytes, cuts: list[int]) -> list[bytes]:
     return [data[a:b] for a, b in itertools.pairwise(edges)]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(STREAMS), cuts=st.lists(st.integers(min_value=0), max_size=12))
 def test_any_split_gives_the_same_response(name: str, cuts: list[int]) -> None:
     data = load_recording(RECORDED / name)
@@ -64,7 +64,7 @@ def test_any_split_gives_the_same_response(name: str, cuts: list[int]) -> None:
     assert got == expected
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     name=st.sampled_from(STREAMS),
     position=st.integers(min_value=0),
@@ -139,7 +139,7 @@ SHAPED = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(events=st.lists(SHAPED | ANY_JSON, min_size=1, max_size=4))
 def test_events_of_any_shape_end_in_a_response_or_a_classified_error(events: list[Any]) -> None:
     data = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)

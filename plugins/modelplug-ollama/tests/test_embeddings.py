@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelplug import ModelError, RequestError
+from modelplug.testing import examples
 from modelplug_ollama import embeddings
 
 RECORDING = "embed_all_minilm.json"
@@ -186,7 +187,9 @@ _JSON = st.recursive(
 def test_any_mutated_answer_ends_in_embeddings_or_a_classified_error(ollama, wire):
     client = ollama()  # one client for every example: the examples test the reader
 
-    @settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @settings(
+        max_examples=examples(80), suppress_health_check=[HealthCheck.function_scoped_fixture]
+    )
     @given(
         key=st.sampled_from(["embeddings", "prompt_eval_count", "model", "error"]),
         value=_JSON,

@@ -8,6 +8,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelplug import ModelError, ModelplugError
+from modelplug.testing import examples
 from modelplug.types import ToolSpec
 
 RECORDINGS = [
@@ -38,7 +39,7 @@ KINDS = {
     "other",
 }
 SLOW = settings(
-    max_examples=25,
+    max_examples=examples(25),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -17,13 +17,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelplug.plugin import ModelplugError
-from modelplug.testing import load_recording, split_events
+from modelplug.testing import examples, load_recording, split_events
 from modelplug.types import Done, Response, TextDelta
 
 RECORDINGS = Path(__file__).parent / "recordings"
 RECORDED = sorted(RECORDINGS.glob("*.sse"))
 SHARED = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 _clients: dict[int, Any] = {}
 

@@ -9,7 +9,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelplug.plugin import ModelplugError
-from modelplug.testing import load_recording
+from modelplug.testing import examples, load_recording
 from modelplug.types import Done
 from modelplug_openai.errors import ResponsesError
 
@@ -25,7 +25,7 @@ RECORDINGS = [
 # No deadline: an example is a real loopback call, and a busy machine is no failure
 # (also when these run from the sdist, without the repository's hypothesis profile).
 SHARED = settings(
-    max_examples=40,
+    max_examples=examples(40),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -94,7 +94,7 @@ def mutate(events, data):
     return lines
 
 
-@settings(SHARED, max_examples=100)
+@settings(SHARED, max_examples=examples(100))
 @given(name=st.sampled_from(RECORDINGS), data=st.data())
 def test_a_mutated_stream_ends_in_a_response_or_a_classified_error(
     responses, wire_server, wire, recorded, name, data

@@ -11,6 +11,7 @@ from decimal import Decimal
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from modelplug.testing import examples
 from modelplug.types import Usage
 from modelplug_prices.pricing import TOKEN_KINDS, price_usage
 
@@ -44,7 +45,7 @@ def amount(provider: str, model: str, usage: Usage, factor: float = 1.0) -> Deci
     return cost.amount
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     usage=usages,
     model=st.sampled_from(MODELS),
@@ -57,7 +58,7 @@ def test_modelplug_price_is_monotone_in_every_token_count(usage, model, field, e
     assert amount(*model, more, factor) >= amount(*model, usage, factor)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     uncached=st.integers(min_value=0, max_value=60_000),
     read=st.integers(min_value=0, max_value=60_000),
@@ -77,7 +78,7 @@ def test_modelplug_price_counts_cache_tokens_once(uncached, read, write, output)
     assert cost.breakdown["cache_read"] == read * Decimal("0.3") / MILLION
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     uncached=st.integers(min_value=0, max_value=100_000),
     cached=st.integers(min_value=0, max_value=100_000),
@@ -90,7 +91,7 @@ def test_modelplug_price_total_input_is_priced_once_for_chat_completions(uncache
     assert plain - split == cached * Decimal("1.25") / MILLION
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(usage=usages, model=st.sampled_from(MODELS))
 def test_modelplug_price_batch_halves_tokens_and_keeps_per_use_charges(usage, model):
     full = price_usage(*model, usage, 1.0)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from modelplug.testing import examples
 from modelplug_redis.resp import MAX_DEPTH, ProtocolError, Replies, ReplyError, pack
 
 SPEC_REPLIES = (
@@ -135,7 +136,7 @@ def encode(value: Any) -> bytes:
     return b"*%d\r\n" % len(value) + b"".join(encode(v) for v in value)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(replies_strategy, max_size=6), st.data())
 def test_any_replies_in_any_chunks_read_back_the_same(values: list[Any], data: Any) -> None:
     wire = b"".join(encode(v) for v in values)
@@ -149,7 +150,7 @@ def test_any_replies_in_any_chunks_read_back_the_same(values: list[Any], data: A
     assert plain(got) == values
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.binary(max_size=200))
 def test_any_bytes_give_replies_or_a_protocol_error(data: bytes) -> None:
     try:
@@ -159,7 +160,7 @@ def test_any_bytes_give_replies_or_a_protocol_error(data: bytes) -> None:
     assert isinstance(replies, list)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.integers(0, 10_000), st.binary(max_size=4))
 def test_mutated_replies_give_replies_or_a_protocol_error(at: int, inserted: bytes) -> None:
     at = at % len(SPEC_REPLIES)

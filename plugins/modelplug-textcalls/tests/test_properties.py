@@ -15,11 +15,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from modelplug.errors import ModelplugError
 from modelplug.held_text import HeldText
+from modelplug.testing import examples
 from modelplug_textcalls.heredoc_json import HEREDOC_SENTINEL
 from modelplug_textcalls.parse import read_text_calls
 
 SETTINGS = settings(
-    max_examples=150,
+    max_examples=examples(150),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from modelplug.testing import examples
 
 CALL = '{"name": "search", "arguments": {"q": "x"}}'
 
@@ -84,7 +85,7 @@ def readings_agree(kit: SimpleNamespace, deltas: list[str]) -> None:
 
 
 @settings(
-    max_examples=1000,
+    max_examples=examples(1000),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
