@@ -1,15 +1,16 @@
-"""Reading a 10 MB ConverseStream: modelplug-bedrock's frame decoder against botocore's
-``EventStreamBuffer`` on the same bytes, in the same run.
+"""Reading a ConverseStream: what a text delta costs modelplug-bedrock, and how much of
+it is botocore's event-stream parser.
 
-    python bench/bedrock_eventstream.py [--megabytes 10] [--chunk 16384] [--repeat 5]
+    python bench/bedrock_eventstream.py [--frames 20000] [--repeat 5]
 
-The stream is messageStart, N contentBlockDelta text events (payloads shaped like the
-recorded ones in plugins/modelplug-bedrock/tests/recorded, with their ``p`` padding),
-contentBlockStop, messageStop and metadata, framed with both CRCs. Each reader is fed
-the bytes in ``--chunk``-byte pieces, as the network hands them over, and cuts every
-frame out (both CRCs checked, headers decoded, payload copied); the best of
-``--repeat`` rounds is kept, the readers interleaved. Printed: both times, MB/s, and
-the ratio modelplug / botocore (target: at most 1.0).
+The stream is N contentBlockDelta text events (payloads shaped like the recorded ones
+in plugins/modelplug-bedrock/tests/recorded, with their ``p`` padding), framed with both
+CRCs. It is fed two ways: one frame per network read (as Bedrock flushes them) and in
+16 KiB reads. Two readers: botocore's parser alone, as the plugin feeds it
+(``modelplug_bedrock.stream.Frames``: both CRCs, the lengths, the headers), and the
+plugin's whole reading (``Frames`` then ``Reader``: one JSON parse and the TextDelta).
+Time is this process's CPU time, the best of ``--repeat`` rounds. Printed: microseconds
+per frame for each.
 """
 
 from __future__ import annotations
@@ -17,76 +18,96 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import struct
 import time
+import zlib
+from collections.abc import Callable
 
-from botocore.eventstream import EventStreamBuffer
-from modelplug_bedrock.eventstream import FrameDecoder, encode_frame
+from modelplug.types import Endpoint, Request, Route
+from modelplug_bedrock.stream import Frames, Reader
 
-HEADERS = {":content-type": "application/json", ":message-type": "event"}
+HEADERS = {":event-type": "contentBlockDelta", ":content-type": "application/json"}
+ROUTE = Route(provider="bedrock", model="m", endpoint=Endpoint(type="bedrock"))
+REQUEST = Request(messages=[{"role": "user", "content": "hi"}])
 
 
-def stream_of(megabytes: float) -> tuple[bytes, int]:
-    def event(name: str, payload: dict) -> bytes:
-        return encode_frame({":event-type": name, **HEADERS}, json.dumps(payload).encode())
+def frame(headers: dict[str, str], payload: bytes) -> bytes:
+    head = bytearray()
+    for name, value in {**headers, ":message-type": "event"}.items():
+        key, text = name.encode(), value.encode()
+        head += bytes([len(key)]) + key + b"\x07" + struct.pack(">H", len(text)) + text
+    prelude = struct.pack(">II", 12 + len(head) + len(payload) + 4, len(head))
+    body = prelude + struct.pack(">I", zlib.crc32(prelude)) + bytes(head) + payload
+    return body + struct.pack(">I", zlib.crc32(body))
 
-    frames = [event("messageStart", {"role": "assistant", "p": "abcdefgh"})]
-    size, i = 0, 0
-    while size < megabytes * 1_000_000:
-        delta = {"contentBlockIndex": 0, "delta": {"text": f" token{i}"}, "p": "abcdefghijklmnop"}
-        frame = event("contentBlockDelta", delta)
-        frames.append(frame)
-        size += len(frame)
-        i += 1
-    frames += [
-        event("contentBlockStop", {"contentBlockIndex": 0}),
-        event("messageStop", {"stopReason": "end_turn"}),
-        event("metadata", {"usage": {"inputTokens": 1, "outputTokens": i}, "metrics": {}}),
+
+def stream_of(count: int) -> list[bytes]:
+    return [
+        frame(
+            HEADERS,
+            json.dumps(
+                {"contentBlockIndex": 0, "delta": {"text": f" token{i}"}, "p": "abcdefghijklmnop"}
+            ).encode(),
+        )
+        for i in range(count)
     ]
-    return b"".join(frames), len(frames)
 
 
-def ours(chunks: list[bytes]) -> int:
-    decoder = FrameDecoder()
+def parser_only(chunks: list[bytes]) -> int:
+    frames = Frames()
     count = 0
     for chunk in chunks:
-        count += len(decoder.feed(chunk))
+        whole, refused = frames.feed(chunk)
+        assert refused is None, refused
+        count += len(whole)
     return count
 
 
-def botocore(chunks: list[bytes]) -> int:
-    buffer = EventStreamBuffer()
+def whole_reading(chunks: list[bytes]) -> int:
+    frames = Frames()
+    reader = Reader(ROUTE, REQUEST)
     count = 0
     for chunk in chunks:
-        buffer.add_data(chunk)
-        for _ in buffer:
-            count += 1
+        whole, refused = frames.feed(chunk)
+        assert refused is None, refused
+        for one in whole:
+            count += len(reader.frame(one))
     return count
+
+
+def best_of(
+    read: Callable[[list[bytes]], int], chunks: list[bytes], want: int, rounds: int
+) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        gc.collect()
+        start = time.process_time()
+        got = read(chunks)
+        took = time.process_time() - start
+        assert got == want, f"read {got} of {want}"
+        best = min(best, took)
+    return best
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--megabytes", type=float, default=10.0)
-    parser.add_argument("--chunk", type=int, default=16384)
+    parser.add_argument("--frames", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    data, frames = stream_of(args.megabytes)
-    chunks = [data[i : i + args.chunk] for i in range(0, len(data), args.chunk)]
-    best = {"modelplug-bedrock": float("inf"), "botocore EventStreamBuffer": float("inf")}
-    readers = {"modelplug-bedrock": ours, "botocore EventStreamBuffer": botocore}
-    for _ in range(args.repeat):
-        for name, read in readers.items():
-            gc.collect()
-            start = time.perf_counter()
-            got = read(chunks)
-            took = time.perf_counter() - start
-            assert got == frames, f"{name} read {got} frames of {frames}"
-            best[name] = min(best[name], took)
-    mb = len(data) / 1e6
-    print(f"{mb:.1f} MB, {frames} frames, {args.chunk}-byte chunks, best of {args.repeat}")
-    for name, took in best.items():
-        print(f"  {name:28s} {took * 1000:8.1f} ms  {mb / took:7.1f} MB/s")
-    ratio = best["modelplug-bedrock"] / best["botocore EventStreamBuffer"]
-    print(f"  ratio modelplug / botocore: {ratio:.2f}x (target <= 1.0)")
+    frames = stream_of(args.frames)
+    data = b"".join(frames)
+    ways = {
+        "one frame per read": frames,
+        "16 KiB reads": [data[i : i + 16384] for i in range(0, len(data), 16384)],
+    }
+    print(f"{args.frames:,} text-delta frames ({len(data) / 1e6:.1f} MB), best of {args.repeat}")
+    for way, chunks in ways.items():
+        alone = best_of(parser_only, chunks, args.frames, args.repeat)
+        whole = best_of(whole_reading, chunks, args.frames, args.repeat)
+        print(
+            f"  {way:20s} botocore's parser {alone / args.frames * 1e6:6.2f} us/frame, "
+            f"whole reading {whole / args.frames * 1e6:6.2f} us/frame"
+        )
 
 
 if __name__ == "__main__":

@@ -1,18 +1,19 @@
 """Shared helpers: recorded ConverseStream bodies, cut into their frames (one network
 write per frame, as Bedrock flushes them), and frames a test builds from documented
-payloads."""
+payloads (framed here, by the AWS event-stream layout; the plugin reads them with
+botocore's parser, as it reads the recordings)."""
 
 from __future__ import annotations
 
 import json
 import struct
+import zlib
 from pathlib import Path
 from typing import Any
 
 import pytest
 from modelplug.testing import load_recording
 from modelplug_bedrock import credentials
-from modelplug_bedrock.eventstream import encode_frame
 
 RECORDED = Path(__file__).parent / "recorded"
 CONTENT_TYPE = "application/vnd.amazon.eventstream"
@@ -39,6 +40,10 @@ class Wire:
     @staticmethod
     def exception(name: str, message: str) -> bytes:
         return exception(name, message)
+
+    @staticmethod
+    def encode_frame(headers: dict[str, str], payload: bytes) -> bytes:
+        return encode_frame(headers, payload)
 
     def __init__(self, server: Any = None) -> None:
         self.server = server
@@ -67,9 +72,21 @@ def frames_of(data: bytes) -> list[bytes]:
     return frames
 
 
+def encode_frame(headers: dict[str, str], payload: bytes) -> bytes:
+    """A message with string headers: prelude (total length, headers length, their
+    CRC32), the headers, the payload and the CRC32 of all before it. Only tests write
+    the event stream; the plugin reads it."""
+    head = bytearray()
+    for name, value in headers.items():
+        key, text = name.encode(), value.encode()
+        head += bytes([len(key)]) + key + b"\x07" + struct.pack(">H", len(text)) + text
+    prelude = struct.pack(">II", 12 + len(head) + len(payload) + 4, len(head))
+    frame = prelude + struct.pack(">I", zlib.crc32(prelude)) + bytes(head) + payload
+    return frame + struct.pack(">I", zlib.crc32(frame))
+
+
 def event(name: str, payload: dict[str, Any]) -> bytes:
-    """A frame built by the test from a documented event payload (the framing is ours;
-    the tests check it against botocore's parser)."""
+    """A frame built by the test from a documented event payload."""
     headers = {":event-type": name, ":content-type": "application/json", ":message-type": "event"}
     return encode_frame(headers, json.dumps(payload).encode())
 

@@ -159,10 +159,8 @@ def test_an_inference_profile_id_is_sent_url_encoded(client, bedrock, wire_serve
 
 
 def test_a_whole_frame_whose_payload_is_not_json_is_a_classified_error(client, bedrock):
-    from modelplug_bedrock.eventstream import encode_frame
-
     frames = bedrock.frames_of(bedrock.recorded("text.eventstream"))
-    broken = encode_frame(
+    broken = bedrock.encode_frame(
         {":event-type": "contentBlockDelta", ":message-type": "event"}, b'{"delta": {"te'
     )
     bedrock.serve(b"".join([*frames[:3], broken, *frames[3:]]))

@@ -1,91 +1,94 @@
-"""SigV4 signatures against botocore's signer (botocore.auth.SigV4Auth) for fixed
-credentials and a frozen clock, and a signed request as the server received it."""
+"""A signed request as the server received it carries the SigV4 signature that
+botocore's signer, acting as the verifier, computes from those received bytes (method,
+path, the headers the request says it signed, body) for the same credentials and time:
+model ids with ``:``, ARNs with ``/``, temporary tokens, a proxy's path prefix and a
+configured header with runs of spaces."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from unittest import mock
 
 import pytest
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
-from modelplug_bedrock.sigv4 import sign
 
 ACCESS = "AKIDEXAMPLE"
 SECRET = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
-NOW = datetime(2026, 12, 2, 4, 30, 15, tzinfo=UTC)
-HOST = "https://bedrock-runtime.us-west-2.amazonaws.com"
+TOKEN = "FwoGZXIvYXdzEBYaDtemporary+token/=="
 
 
-def botocore_signature(url, headers, body, token, region, now=NOW):
-    request = AWSRequest(method="POST", url=url, data=body, headers=dict(headers))
-    with mock.patch("botocore.auth.get_current_datetime", return_value=now.replace(tzinfo=None)):
-        SigV4Auth(Credentials(ACCESS, SECRET, token), "bedrock", region).add_auth(request)
-    return request.headers["Authorization"]
+def verified(request, url: str, token: str | None, region: str) -> str:
+    """The Authorization header botocore computes for the received request, as AWS
+    checks it: the signed headers named in it, at the time in its x-amz-date."""
+    names = request.headers["authorization"].split("SignedHeaders=")[1].split(",")[0]
+    headers = {name: request.headers[name] for name in names.split(";")}
+    received = AWSRequest(method=request.method, url=url, data=request.body, headers=headers)
+    when = datetime.strptime(request.headers["x-amz-date"], "%Y%m%dT%H%M%SZ")
+    with mock.patch("botocore.auth.get_current_datetime", return_value=when):
+        SigV4Auth(Credentials(ACCESS, SECRET, token), "bedrock", region).add_auth(received)
+    return received.headers["Authorization"]
 
 
-@pytest.mark.parametrize("token", [None, "FwoGZXIvYXdzEBYaDtemporary+token/=="])
+@pytest.mark.parametrize("token", [None, TOKEN])
 @pytest.mark.parametrize(
-    "path",
+    ("model", "path"),
     [
-        "/model/us.anthropic.claude-sonnet-4-6-v1%3A0/converse-stream",
-        "/model/meta.llama3-3-70b-instruct-v1%3A0/converse-stream",
-        # An inference profile's ARN: its slashes are encoded in the path.
-        "/model/arn%3Aaws%3Abedrock%3Aus-west-2%3A123456789012%3Aapplication-inference-profile%2Fabc/converse-stream",
+        (
+            "us.anthropic.claude-sonnet-4-6-v1:0",
+            "/model/us.anthropic.claude-sonnet-4-6-v1%3A0/converse-stream",
+        ),
+        (
+            "meta.llama3-3-70b-instruct-v1:0",
+            "/model/meta.llama3-3-70b-instruct-v1%3A0/converse-stream",
+        ),
+        (
+            # An application inference profile's ARN: its slash is encoded in the path.
+            "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc",
+            "/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3A"
+            "application-inference-profile%2Fabc/converse-stream",
+        ),
     ],
 )
-def test_the_signature_is_botocores(token, path):
-    url = HOST + path
-    body = b'{"messages":[{"role":"user","content":[{"text":"hi \xc3\xa9"}]}]}'
-    headers = {
-        "content-type": "application/json",
-        "accept": "application/vnd.amazon.eventstream",
-        "x-team": "  two   spaces  ",
-    }
-    mine = sign(
-        "POST",
-        url,
-        headers,
-        body,
-        access_key=ACCESS,
-        secret_key=SECRET,
-        token=token,
-        region="us-west-2",
-        now=NOW,
+def test_a_sent_request_carries_the_signature_botocore_verifies(
+    client, bedrock, wire_server, token, model, path
+):
+    wire_server.add(
+        bedrock.frames_of(bedrock.recorded("text.eventstream")),
+        path=path,
+        content_type=bedrock.content_type,
     )
-    assert mine["authorization"] == botocore_signature(url, headers, body, token, "us-west-2")
-    assert mine["x-amz-date"] == "20261202T043015Z"
-    assert mine.get("x-amz-security-token") == token
-
-
-def test_a_port_and_a_query_are_signed_as_botocore_signs_them():
-    url = "http://127.0.0.1:8443/proxy/model/m/converse-stream?b=2&a=1%2F"
-    headers = {"content-type": "application/json"}
-    mine = sign(
-        "POST",
-        url,
-        headers,
-        b"{}",
-        access_key=ACCESS,
-        secret_key=SECRET,
-        token=None,
-        region="eu-central-1",
-        now=NOW,
-    )
-    assert mine["host"] == "127.0.0.1:8443"
-    assert mine["authorization"] == botocore_signature(url, headers, b"{}", None, "eu-central-1")
-
-
-def test_a_sent_request_carries_the_signature_botocore_makes_for_it(client, bedrock, wire_server):
-    bedrock.serve(bedrock.recorded("text.eventstream"))
-    client().complete("bedrock/m", "hi")
+    environ = {"AWS_ACCESS_KEY_ID": ACCESS, "AWS_SECRET_ACCESS_KEY": SECRET}
+    if token:
+        environ["AWS_SESSION_TOKEN"] = token
+    answer = client(environ=environ).complete(f"bedrock/{model}", "hi é")
+    assert answer.text.startswith("The capital of France is Paris.")
     (request,) = wire_server.requests
-    stamp = request.headers["x-amz-date"]
-    when = datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
-    signed = {k: v for k, v in request.headers.items() if k in ("content-type", "accept")}
-    expected = botocore_signature(
-        wire_server.url + request.path, signed, request.body, None, "us-east-1", now=when
-    )
-    assert request.headers["authorization"] == expected
+    assert request.path == path
+    authorization = request.headers["authorization"]
+    assert authorization == verified(request, wire_server.url + path, token, "us-east-1")
+    day = request.headers["x-amz-date"][:8]
+    assert f"Credential={ACCESS}/{day}/us-east-1/bedrock/aws4_request" in authorization
+    assert request.headers.get("x-amz-security-token") == token
     assert SECRET not in str(request.headers)
+
+
+def test_a_proxy_path_and_a_configured_header_are_signed_as_sent(client, bedrock, wire_server):
+    path = "/proxy/model/m/converse-stream"
+    wire_server.add(
+        bedrock.frames_of(bedrock.recorded("text.eventstream")),
+        path=path,
+        content_type=bedrock.content_type,
+    )
+    c = client(
+        base_url=wire_server.url + "/proxy",
+        region="eu-central-1",
+        headers={"X-Team": "two   spaces"},
+    )
+    c.complete("bedrock/m", "hi")
+    (request,) = wire_server.requests
+    authorization = request.headers["authorization"]
+    signed = authorization.split("SignedHeaders=")[1].split(",")[0].split(";")
+    assert {"host", "x-team", "content-type", "x-amz-date"} <= set(signed)
+    assert authorization == verified(request, wire_server.url + path, None, "eu-central-1")

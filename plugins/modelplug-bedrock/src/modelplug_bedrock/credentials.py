@@ -1,22 +1,26 @@
-"""The AWS credentials that sign a request: the standard chain, through botocore.
+"""The AWS credentials that sign a request, and the signature: both botocore's.
 
 botocore is imported here, on the first signed request, never by ``import modelplug``,
 ``Client()`` or ``resolve()``. Its resolver is the chain every AWS tool follows:
 environment, the shared config and credentials files and their profiles, SSO,
 ``credential_process``, container and instance roles. What it gives may expire
 (assumed roles, SSO, instance roles); each request asks it for a frozen set, which
-refreshes the set first when it is about to expire.
+refreshes the set first when it is about to expire. The request is signed by botocore's
+``SigV4Auth``, the signer every AWS SDK for Python uses.
 
 Finding them may block (an instance role asks the metadata service; a refresh may call
-STS or SSO), so that work runs in a thread, never on the event loop.
+STS or SSO), and botocore's import takes a moment, so that work runs in a thread, never
+on the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from modelplug.plugin import ErrorClass, register_secret
 
@@ -25,7 +29,9 @@ from .errors import BedrockError
 if TYPE_CHECKING:
     from modelplug.plugin import Route, Settings
 
-__all__ = ["Frozen", "clear", "frozen_credentials"]
+__all__ = ["SERVICE", "Frozen", "clear", "frozen_credentials", "signed_headers"]
+
+SERVICE = "bedrock"
 
 ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 
@@ -111,3 +117,36 @@ def _none_found(profile: str | None, route: Route) -> BedrockError:
         error_class=ErrorClass(kind="auth", fallback=True, reason="no credentials"),
         route=route,
     )
+
+
+class _Signing(NamedTuple):
+    """The three public botocore classes a signature needs."""
+
+    signer: Any  # botocore.auth.SigV4Auth
+    request: Any  # botocore.awsrequest.AWSRequest
+    credentials: Any  # botocore.credentials.Credentials
+
+
+@functools.cache
+def _signing() -> _Signing:
+    # botocore ships no type information.
+    from botocore.auth import SigV4Auth  # type: ignore[import-untyped]
+    from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
+    from botocore.credentials import Credentials  # type: ignore[import-untyped]
+
+    return _Signing(SigV4Auth, AWSRequest, Credentials)
+
+
+async def signed_headers(
+    url: str, headers: Mapping[str, str], body: bytes, found: Frozen, region: str
+) -> dict[str, str]:
+    """``headers`` of a ``POST`` to ``url`` with what botocore's ``SigV4Auth`` adds to
+    sign them: ``x-amz-date``, ``x-amz-security-token`` (temporary credentials) and
+    ``authorization``. The host it signs is the URL's, as httpx2 sends it."""
+    if _signing.cache_info().currsize == 0:
+        await asyncio.to_thread(_signing)  # the first import, off the event loop
+    botocore = _signing()
+    request = botocore.request(method="POST", url=url, data=body, headers=dict(headers))
+    credentials = botocore.credentials(found.access_key, found.secret_key, found.token)
+    botocore.signer(credentials, SERVICE, region).add_auth(request)
+    return {name.lower(): value for name, value in request.headers.items()}

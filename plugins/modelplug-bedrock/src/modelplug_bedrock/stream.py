@@ -3,15 +3,20 @@ Response.
 
 Sending, statuses, a web page where the stream should be, a cut or a stall mid-stream,
 closing early and keeping the connection are the kit's HTTP path
-(:data:`modelplug_bedrock.http.HTTP`); what is here is Bedrock's wire. A text delta
-costs one frame cut (two CRCs), one JSON parse and the TextDelta.
+(:data:`modelplug_bedrock.http.HTTP`); the event-stream framing is botocore's parser
+(``botocore.eventstream``: both CRCs, the lengths, the headers), imported with the
+first stream; what is here is Bedrock's events. A text delta costs one frame from
+botocore's parser, one JSON parse and the TextDelta.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+import struct
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
 from modelplug.plugin import ModelError, estimated_usage, parse_arguments, provider_headers
@@ -35,18 +40,16 @@ from modelplug.types import (
 )
 
 from .budget import fit_thinking
-from .credentials import frozen_credentials
+from .credentials import frozen_credentials, signed_headers
 from .errors import ERRORS
-from .eventstream import Frame, FrameDecoder, FramingError
 from .http import HTTP
 from .providers import base_url_for, region_for
 from .request import build_body
-from .sigv4 import sign
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client
 
-__all__ = ["Reader", "stream_converse"]
+__all__ = ["Frame", "Frames", "Reader", "stream_converse"]
 
 ACCEPT = "application/vnd.amazon.eventstream"
 STOP_REASONS: dict[str, StopReason] = {
@@ -58,6 +61,62 @@ STOP_REASONS: dict[str, StopReason] = {
     "guardrail_intervened": "refusal",
     "content_filtered": "refusal",
 }
+
+
+class Frame(Protocol):
+    """One event-stream message as botocore's parser gives it
+    (``botocore.eventstream.EventStreamMessage``)."""
+
+    headers: Mapping[str, Any]
+    payload: bytes
+
+
+# Besides botocore's ParserError (a CRC that does not match, a length over AWS's
+# limits), what its parser raises reading a frame whose CRCs hold but whose lengths or
+# headers do not fit together.
+DO_NOT_FIT = (struct.error, LookupError, ValueError)
+
+
+@functools.cache
+def _parser() -> tuple[Any, type[Exception]]:
+    """botocore's ``EventStreamBuffer`` and ``ParserError``, imported on first use."""
+    # botocore ships no type information.
+    from botocore.eventstream import EventStreamBuffer, ParserError  # type: ignore[import-untyped]
+
+    return EventStreamBuffer, ParserError
+
+
+class Frames:
+    """botocore's ``EventStreamBuffer`` fed the chunks the network gives. Whole frames
+    that come before a malformed one in the same chunk are returned with the refusal,
+    so what the model sent before it is never lost; ``pending`` counts the bytes of a
+    frame begun and not ended (a cut stream)."""
+
+    __slots__ = ("buffer", "pending", "refused")
+
+    def __init__(self) -> None:
+        buffer_type, parser_error = _parser()
+        self.buffer = buffer_type()
+        self.refused = (parser_error, *DO_NOT_FIT)
+        self.pending = 0
+
+    def feed(self, chunk: bytes) -> tuple[list[Frame], str | None]:
+        """The frames ``chunk`` completes, and why the bytes after them were refused
+        (None: they were not)."""
+        self.buffer.add_data(chunk)
+        self.pending += len(chunk)
+        frames: list[Frame] = []
+        try:
+            for frame in self.buffer:
+                frames.append(frame)
+                self.pending -= frame.prelude.total_length
+        except self.refused as exc:
+            if isinstance(exc, DO_NOT_FIT):
+                why = f"a frame whose lengths or headers do not fit together ({type(exc).__name__})"
+            else:
+                why = f"botocore's parser refused a frame: {exc}"
+            return frames, why
+        return frames, None
 
 
 class _Part:
@@ -332,34 +391,25 @@ async def stream_converse(
     else:
         profile = route.endpoint.options.get("profile") or options.profile
         found = await frozen_credentials(settings, profile, route)
-        headers = sign(
-            "POST",
-            url,
-            provider_headers(route, settings, accept=ACCEPT),
-            body,
-            access_key=found.access_key,
-            secret_key=found.secret_key,
-            token=found.token,
-            region=region or "",
-        )
+        unsigned = provider_headers(route, settings, accept=ACCEPT)
+        headers = await signed_headers(url, unsigned, body, found, region or "")
+    if _parser.cache_info().currsize == 0:
+        await asyncio.to_thread(_parser)  # botocore's first import, off the event loop
     reader = Reader(route, request)
-    decoder = FrameDecoder()
+    frames = Frames()
     async with HTTP.stream(client, route, url, body=body, headers=headers, whole=False) as answer:
         answer.partial = reader.partial
         async for chunk in answer:
-            try:
-                frames = decoder.feed(chunk)
-            except FramingError as exc:
-                raise reader.malformed(str(exc)) from None
-            for frame in frames:
+            whole, refused = frames.feed(chunk)
+            for frame in whole:
                 for event in reader.frame(frame):
                     yield event
             if reader.ended:
                 break
-            if decoder.broken is not None:
-                raise reader.malformed(str(decoder.broken)) from None
+            if refused is not None:
+                raise reader.malformed(refused)
         if not reader.ended and reader.stop is None:
-            cut = "mid-frame" if decoder.pending else "before its messageStop event"
+            cut = "mid-frame" if frames.pending else "before its messageStop event"
             raise ERRORS.transient(
                 route,
                 f"{route.provider}'s stream ended {cut}: the answer is incomplete",
