@@ -2,8 +2,8 @@
 
 Serves the provider type ``bedrock``: the ``bedrock`` provider and the user's providers
 of this type. Only the hook implementations live here; the modules that do the work
-(httpx2, and botocore for the credential chain) are imported when a hook first needs
-them.
+(httpx2, and botocore for the credential chain, the signature and the event-stream
+parser) are imported when a hook first needs them.
 """
 
 from __future__ import annotations
