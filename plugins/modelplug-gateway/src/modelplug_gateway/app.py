@@ -35,7 +35,7 @@ from .tracing import request_tracer
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client
-    from modelplug.types import Event, Notice, Response
+    from modelplug.types import Event, Notice, Request, Response
 
     from .auth import Gate
     from .settings import GatewaySettings
@@ -345,13 +345,14 @@ class Gateway:
         if self._precheck is not None and PRECHECKED not in scope.get("extensions", _NO_EXTENSIONS):
             self._precheck(scope["headers"], scope.get("query_string", b""))
 
-    async def _admit(self, scope: Scope, model: str) -> Ticket:
+    async def _admit(self, scope: Scope, model: str, request: Request | None = None) -> Ticket:
         if self._open:
             return await self.gate.admit(_NO_HEADERS, b"", model)  # reads none of them
         headers = {
             name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
         }
-        return await self.gate.admit(headers, scope.get("query_string", b""), model)
+        # The request: a key's budget reserves what the call may cost at most.
+        return await self.gate.admit(headers, scope.get("query_string", b""), model, request)
 
     # ------------------------------------------------------------------ calls
 
@@ -402,7 +403,7 @@ class Gateway:
                         param="model",
                     )
                 asked = parsed.model
-                ticket = await self._admit(scope, parsed.model)
+                ticket = await self._admit(scope, parsed.model, parsed.request)
             except ShapeError as exc:
                 status = exc.status
                 await self._error(send, shape, exc.status, exc.message, exc.kind)
@@ -858,9 +859,9 @@ def create_app(
     from .settings import read_gateway
 
     if client is None:
-        from modelplug import Client, load_settings
+        from .waits import gateway_client
 
-        client = Client(settings=load_settings(use_project=False))
+        client = gateway_client(options)  # its waits bounded by [gateway] max_wait
     if options is None:
         options = read_gateway(client.settings)
     if gate is None:

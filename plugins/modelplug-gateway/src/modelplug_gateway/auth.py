@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from modelplug.types import Cost, Route, Usage
+    from modelplug.types import Cost, EmbedRequest, Request, Route, Usage
 
 __all__ = ["Gate", "OpenGate", "OperatorKeyGate", "Refusal", "Ticket", "presented_key"]
 
@@ -57,8 +57,15 @@ class Gate(Protocol):
     which the app calls before reading the body: raising :class:`Refusal` there spares
     reading and parsing the body of a caller who cannot be admitted."""
 
-    async def admit(self, headers: Mapping[str, str], query: bytes, model: str) -> Ticket:
-        """Admit a request or raise :class:`Refusal`. ``headers`` have lower-case names."""
+    async def admit(
+        self,
+        headers: Mapping[str, str],
+        query: bytes,
+        model: str,
+        request: Request | EmbedRequest | None = None,
+    ) -> Ticket:
+        """Admit a request or raise :class:`Refusal`. ``headers`` have lower-case names;
+        ``request`` is the call (for a gate that reserves what it may cost)."""
         ...
 
 
@@ -92,7 +99,13 @@ _OPEN = Ticket()
 class OpenGate:
     """Everyone is admitted (``--no-auth``, which the CLI allows on loopback only)."""
 
-    async def admit(self, headers: Mapping[str, str], query: bytes, model: str) -> Ticket:
+    async def admit(
+        self,
+        headers: Mapping[str, str],
+        query: bytes,
+        model: str,
+        request: Request | EmbedRequest | None = None,
+    ) -> Ticket:
         return _OPEN
 
 
@@ -114,7 +127,13 @@ class OperatorKeyGate:
         before its body is read or parsed."""
         self._check(raw_key_headers(headers))
 
-    async def admit(self, headers: Mapping[str, str], query: bytes, model: str) -> Ticket:
+    async def admit(
+        self,
+        headers: Mapping[str, str],
+        query: bytes,
+        model: str,
+        request: Request | EmbedRequest | None = None,
+    ) -> Ticket:
         self._check(headers)
         return self._ticket
 

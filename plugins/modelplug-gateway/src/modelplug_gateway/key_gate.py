@@ -10,6 +10,14 @@ Redis for replicas). The settlement is one more write, and none when there is no
 to correct. A key over its rate or budget is refused at once: a gateway never holds a
 caller's request waiting for room.
 
+A budget reserves what the call may cost at most: its model's known price for the
+request's input (estimated) and its output cap (``max_tokens``, else the model's, else
+``[limits] default_max_tokens``), as modelplug-limits' own budgets do; the settlement
+puts the real cost in its place. So a budget admits every call that fits it from a key's
+first call on, however many arrive at once. Only a model whose price nobody knows
+(a provider that reports each call's cost itself) is learned from its first call, which
+runs alone across the workers until then.
+
 An unknown key with a valid check does the same work as a known one (the hash is
 compared against a dummy digest), so timing does not tell which keys exist. The key
 itself is never logged, never put in a message or a metric; only the key's name is.
@@ -27,22 +35,23 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import parse_qsl
 
 from modelplug.plugin import ModelplugError
 
 from .auth import Refusal, Ticket, presented_key, raw_key_headers
 from .keys.record import PREFIX, KeyRecord
+from .route_cache import RouteCache
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client
-    from modelplug.types import Cost, Route, Usage
+    from modelplug.types import Cost, EmbedRequest, Request, Route, Usage
     from modelplug_limits.store import Charge, CounterStore, Setting
 
     from .keys import Hasher, KeyStore
 
-__all__ = ["FRESH", "KEEP", "KeyTicket", "VirtualKeyGate"]
+__all__ = ["FRESH", "KEEP", "KeyTicket", "MaxCost", "VirtualKeyGate"]
 
 log = logging.getLogger("modelplug.gateway")
 
@@ -71,6 +80,9 @@ class VirtualKeyGate:
         with 503.
     :param clock: wall-clock seconds (windows and budget periods).
     :param monotonic: seconds for how long a store's answer is trusted.
+    :param client: the Client the calls run through: its prices and routes give what
+        a call may cost at most (None: a budget learns each model's cost from its first
+        call, as for a model of unknown price).
     """
 
     def __init__(
@@ -84,6 +96,7 @@ class VirtualKeyGate:
         keep: float = KEEP,
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
+        client: Client | None = None,
     ) -> None:
         self.keys = keys
         self.hasher = hasher
@@ -104,6 +117,9 @@ class VirtualKeyGate:
         self.counts: dict[tuple[str, str], int] = {}  # (key name, outcome) -> requests
         self.spent: dict[str, Decimal] = {}  # key name -> USD settled by this worker
         self.degraded_total = 0
+        self.client = client
+        self._routes: RouteCache | None = None
+        self._default_max_tokens: int | None = None
 
     @classmethod
     def for_client(cls, client: Client) -> VirtualKeyGate:
@@ -116,7 +132,7 @@ class VirtualKeyGate:
 
         counters = choose_store(client, load_options(client.settings).store)
         fail = client.settings.plugin_options("redis", project=False).get("fail", "open")
-        return cls(open_store(client), hasher_for(client), counters, fail=str(fail))
+        return cls(open_store(client), hasher_for(client), counters, fail=str(fail), client=client)
 
     @classmethod
     def from_settings(cls, client: Client, options: object = None) -> VirtualKeyGate:
@@ -152,7 +168,16 @@ class VirtualKeyGate:
             raise Refusal(INVALID)
         return key
 
-    async def admit(self, headers: Mapping[str, str], query: bytes, model: str) -> KeyTicket:
+    async def admit(
+        self,
+        headers: Mapping[str, str],
+        query: bytes,
+        model: str,
+        request: Request | EmbedRequest | None = None,
+    ) -> KeyTicket:
+        """Admit a call of ``model`` or raise :class:`Refusal`. ``request``: the call
+        (a budget reserves what it may cost at most; without it, what the last call of
+        the key to the model cost)."""
         key = self._presented(headers, query)
         digest = self.hasher.digest(key)
         record = await self._lookup(digest)
@@ -178,9 +203,12 @@ class VirtualKeyGate:
                 kind="permission_error",
                 key_name=record.name,
             )
-        if record.budget is not None and (record.name, model) not in self._estimates:
-            await self._shared_estimate(record.name, model)
-        ticket = KeyTicket(self, record, model, now)
+        most = None
+        if record.budget is not None:
+            most = self.max_cost(model, request)
+            if most is None and (record.name, model) not in self._estimates:
+                await self._shared_estimate(record.name, model)
+        ticket = KeyTicket(self, record, model, now, most)
         if ticket.charges:
             await self._reserve(ticket)
         self._count(record.name, "admitted")
@@ -246,6 +274,49 @@ class VirtualKeyGate:
         if found and found[0] is not None:
             self._remember(name, model, None, found[0][0])
 
+    def max_cost(self, model: str, request: Request | EmbedRequest | None) -> MaxCost | None:
+        """What a call of ``request`` to ``model`` may cost at most, in nano-USD: the
+        model's known price for its input's estimate and its output cap. None when that
+        cannot be known (no request or client, a model that does not resolve, a price
+        unknown or not in USD): the learned estimate applies then."""
+        if request is None or self.client is None:
+            return None
+        from modelplug.types import EmbedRequest, Usage
+        from modelplug_limits.money import to_nano
+
+        try:
+            route = self.routes().get(model)
+        except ModelplugError:
+            return None  # the call fails before it costs anything: the app says why
+        if isinstance(request, EmbedRequest):
+            from modelplug.plugin.wire import estimate_tokens
+
+            sent, cap = estimate_tokens(sum(len(text) + 8 for text in request.inputs)), 0
+        else:
+            from modelplug_limits.plan import input_tokens
+
+            sent = input_tokens(request)
+            cap = request.max_tokens or route.info.max_output_tokens or self.default_max_tokens()
+        cost = self.client.price(route, Usage(input=sent, output=cap))
+        if cost is None or cost.currency != "USD":
+            return None
+        return MaxCost(max(1, to_nano(cost.amount, up=True)), cap)
+
+    def routes(self) -> RouteCache:
+        if self._routes is None:
+            assert self.client is not None
+            self._routes = RouteCache(self.client)
+        return self._routes
+
+    def default_max_tokens(self) -> int:
+        """``[limits] default_max_tokens``: the output a call that sets no cap may take."""
+        if self._default_max_tokens is None:
+            from modelplug_limits.options import load_options
+
+            assert self.client is not None
+            self._default_max_tokens = load_options(self.client.settings).default_max_tokens
+        return self._default_max_tokens
+
     def _remember(self, name: str, model: str, tokens: int | None, spend: int | None) -> None:
         if len(self._estimates) >= MAX_ESTIMATES:
             self._estimates.clear()  # models named by callers: never let this grow unbounded
@@ -286,18 +357,12 @@ class VirtualKeyGate:
                 key_name=record.name,
             )
         if what == "spend":
-            from modelplug_limits.money import from_nano
-            from modelplug_limits.plan import PERIOD_WORDS
-
             self._count(record.name, "over_budget")
-            resets = ticket.resets
             raise Refusal(
-                f"key {record.name!r} is over its budget of {record.budget} USD "
-                f"{PERIOD_WORDS[record.period]} (spent {from_nano(outcome.value):f} USD); "
-                + (f"it resets at {resets}" if resets else "it does not reset"),
+                budget_refusal(ticket, outcome.value, ticket.charges[index].amount),
                 status=429,
                 kind="rate_limit_error",
-                retry_after=wait if resets else None,
+                retry_after=wait if ticket.resets and wait is not None else None,
                 key_name=record.name,
             )
         self._count(record.name, "rate_limited")
@@ -338,9 +403,11 @@ class VirtualKeyGate:
             if (
                 spent is not None
                 and ticket.record.budget is not None
+                and ticket.most is None
                 and (known is None or known[1] != spent)
             ):
-                # Every worker's first call to this model reserves what this one cost.
+                # A model of unknown price: every worker's first call to it reserves
+                # what this one cost (a priced one reserves what each call may cost).
                 which = estimate_key(name, ticket.model, "spend")
                 # Read back, never a server's room: the limits store keeps knowing that
                 # no room exists (the policy's reservation for the route costs no trip).
@@ -401,18 +468,37 @@ class VirtualKeyGate:
         return f"VirtualKeyGate(keys={self.keys!r}, fail={self.fail!r})"
 
 
+class MaxCost(NamedTuple):
+    """What a call may cost at most (nano-USD), and the output cap it was priced at."""
+
+    spend: int
+    max_tokens: int
+
+
 class KeyTicket(Ticket):
-    """An admitted call of one key: the charges reserved for it, settled once."""
+    """An admitted call of one key: the charges reserved for it, settled once.
 
-    __slots__ = ("charges", "gate", "model", "record", "resets", "settled", "what")
+    :param most: what the call may cost at most (reserved against the budget), or None
+        to reserve what the key's last call to the model cost.
+    """
 
-    def __init__(self, gate: VirtualKeyGate, record: KeyRecord, model: str, now: float) -> None:
+    __slots__ = ("charges", "gate", "model", "most", "record", "resets", "settled", "what")
+
+    def __init__(
+        self,
+        gate: VirtualKeyGate,
+        record: KeyRecord,
+        model: str,
+        now: float,
+        most: MaxCost | None = None,
+    ) -> None:
         from modelplug_limits.store import Charge
 
         super().__init__(record.name)
         self.gate = gate
         self.record = record
         self.model = model
+        self.most = most
         self.settled = False
         self.resets: str | None = None
         self.charges: list[Charge] = []
@@ -437,12 +523,13 @@ class KeyTicket(Ticket):
             from modelplug_limits.plan import period_window
 
             period, left, self.resets = period_window(record.period, now)
-            estimate = gate.estimate(record.name, model)
-            if estimate is None:
-                # Nothing says yet what this model costs: one call at a time, across every
-                # worker, until one has been priced (so a burst cannot overrun the budget).
+            estimate = None if most is not None else gate.estimate(record.name, model)
+            if most is None and estimate is None:
+                # Nothing says what this model costs (its price is unknown): one call at a
+                # time, across every worker, until one has been priced (so a burst cannot
+                # overrun the budget).
                 self._add(Charge(f"{base}:pricing:{_short(model)}", 1, 1, PRICING_TTL), "pricing")
-            spend = 1 if estimate is None else estimate[1]
+            spend = most.spend if most is not None else (estimate or (1, 1))[1]
             charge = Charge(
                 spend_key(record.name, period),
                 spend,
@@ -462,6 +549,31 @@ class KeyTicket(Ticket):
             return
         self.settled = True
         await self.gate.settle(self, route, usage, cost)
+
+
+def budget_refusal(ticket: KeyTicket, spent: int, needs: int) -> str:
+    """Why a key's budget refuses this call: what is spent and what the call may cost
+    (the call does not fit: the key need not be over its budget yet)."""
+    from modelplug_limits.money import from_nano, to_nano
+    from modelplug_limits.plan import PERIOD_WORDS
+
+    record = ticket.record
+    period = PERIOD_WORDS[record.period]
+    budget = f"key {record.name!r} has a budget of {record.budget} USD {period}"
+    most = ticket.most
+    if most is not None:
+        may = (
+            f"this call to {ticket.model[:100]!r} may cost up to {from_nano(needs):f} USD "
+            f"(its output cap of {most.max_tokens} tokens at the model's price)"
+        )
+    else:
+        may = f"this call is reserved at {from_nano(needs):f} USD (what its last one cost)"
+    if record.budget is not None and needs > to_nano(record.budget):
+        lower = ": lower max_tokens" if most is not None else ""
+        return f"{budget}, and {may}, more than the whole budget{lower}"
+    when = f"it resets at {ticket.resets}" if ticket.resets else "it does not reset"
+    counted = f"{from_nano(spent):f} USD spent or held for calls under way"
+    return f"{budget}, {counted}, and {may}: it does not fit; {when}"
 
 
 def estimate_key(name: str, model: str, what: str) -> str:

@@ -32,6 +32,10 @@ class GatewaySettings:
     key_secret_env: str | None = None
     """The variable holding the secret virtual keys are hashed under (every machine of a
     deployment sets the same); unset: a file in the data directory (one machine)."""
+    max_wait: float = field(default=5.0, metadata={"ge": 0})
+    """Seconds a call may be held waiting, before an answer has started, in any one wait
+    (a retry's, room in a rate limit a 429 closed, a cooled model): a longer one is not
+    made, the caller gets 429 with the Retry-After that remains (see :mod:`.waits`)."""
 
 
 def read_gateway(settings: Settings, overrides: dict[str, Any] | None = None) -> GatewaySettings:

@@ -257,10 +257,16 @@ def _rate_charges(plan: Plan, options: LimitsOptions, now: float) -> None:
     # The room the server reported last (headers, a 429's Retry-After), when known.
     learned = f"learned:{route.name}@{key}"
     plan.learned = (f"{learned}:requests", f"{learned}:tokens")
-    plan.add(Charge(plan.learned[0], 1, kind="countdown"), f"{route.name}'s request limit", None)
+    # Said in a refusal and a wait's Notice: the limit is the server's (a 429's Retry-After
+    # or its rate-limit headers), not one of [limits].
+    plan.add(
+        Charge(plan.learned[0], 1, kind="countdown"),
+        f"the request limit {route.name}'s server reported",
+        None,
+    )
     plan.add(
         Charge(plan.learned[1], plan.tokens, kind="countdown"),
-        f"{route.name}'s token limit",
+        f"the token limit {route.name}'s server reported",
         None,
     )
 
