@@ -62,6 +62,8 @@ def test_a_prompt_longer_than_num_ctx_is_a_context_overflow(ollama, wire):
     assert error.error_class.fallback is False
     assert "num_ctx 32768" in str(error)
     assert 'context_window under [models."ollama/llama3"]' in str(error)
+    # Nothing compacts a conversation on its own: the hint must not promise it.
+    assert "is compacted" not in str(error) and "shorten or compact it" in str(error)
 
 
 def test_a_context_overflow_names_the_num_ctx_this_call_sent(ollama, wire):

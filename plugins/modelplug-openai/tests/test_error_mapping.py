@@ -92,6 +92,8 @@ def test_status_answers_are_classified(responses, wire_server, status, type_, co
     if kind == "context_overflow":
         assert error.error_class.fallback is False
         assert "context_window" in str(error)
+        # Nothing compacts a conversation on its own: the hint must not promise it.
+        assert "is compacted" not in str(error) and "shorten or compact" in str(error)
 
 
 def test_a_key_echoed_in_an_error_is_masked(responses, wire_server, wire):

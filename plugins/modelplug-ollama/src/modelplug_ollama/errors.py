@@ -33,9 +33,10 @@ __all__ = ["ERRORS", "OllamaError", "OllamaErrors", "OllamaStatusError", "error_
 SECTION = "ollama"
 PULL_HINT = "Run `ollama pull {model}` to download it (`ollama list` shows the installed models)."
 CONTEXT_HINT = (
-    "the conversation does not fit the context Ollama loaded (num_ctx {num_ctx}); set "
-    'context_window under [models."{name}"] to a larger window the machine can hold, '
-    "so the request asks Ollama for it and the conversation is compacted before it overflows"
+    "the conversation does not fit the context Ollama loaded (num_ctx {num_ctx}); shorten "
+    'or compact it, or set context_window under [models."{name}"] to a larger window the '
+    "machine can hold: the request then asks Ollama for it, and modelplug refuses a prompt "
+    "surely too long for it before sending it"
 )
 EMBED_CONTEXT_HINT = (
     "an input is longer than the context {model} is loaded with ({limit}); cut the text "

@@ -45,8 +45,9 @@ __all__ = [
 
 CONTEXT_CODES = ("context_length_exceeded", "string_above_max_length")
 CONTEXT_HINT = (
-    "the prompt does not fit the model's context window; set context_window under "
-    '[models."{name}"] so the conversation is compacted before it overflows'
+    "the prompt does not fit the model's context window; shorten or compact the "
+    'conversation. Set context_window under [models."{name}"] to the window, and modelplug '
+    "refuses a prompt surely too long for it before sending it"
 )
 # OpenAI's reset durations: "1s", "6m0s", "20ms", "1h2m3.5s".
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
