@@ -167,6 +167,22 @@ def test_model_index_custom_snapshot_asks_genai_prices(tmp_path):
     assert find_window("openai", "gpt-4o", settings) == Answer("openai", "gpt-4o", 128_000)
 
 
+def test_model_index_answers_while_genai_prices_is_imported_with_its_bundled_data(
+    tmp_path, monkeypatch
+):
+    # genai-prices imported (this module did) and no snapshot set: its public
+    # get_snapshot holds the bundled providers, so the index still answers alone.
+    from modelplug_prices import table
+
+    def not_asked(provider: str, model: str) -> None:
+        raise AssertionError(f"genai-prices was asked for {provider}/{model}")
+
+    monkeypatch.setattr(table, "find", not_asked)
+    settings = Settings([], environ={"MODELPLUG_DATA_DIR": str(tmp_path)})
+    assert get_snapshot().from_auto_update is False
+    assert find_window("openai", "gpt-4o", settings) == Answer("openai", "gpt-4o", 128_000)
+
+
 @pytest.mark.parametrize("kind", ["starts_with", "ends_with", "contains", "equals"])
 def test_model_index_clauses_ignore_case(kind):
     assert index._matches({kind: "GPT"}, "gpt") is True

@@ -50,12 +50,13 @@ def clause(logic: Any) -> dict[str, Any] | None:
 
 
 def build() -> dict[str, Any]:
-    """The index for the installed genai-prices' bundled data."""
+    """The index for the installed genai-prices' bundled data (its public
+    ``genai_prices.data.providers``, whatever snapshot is in use)."""
     import genai_prices
-    from genai_prices.data_snapshot import _bundled_snapshot
+    from genai_prices.data import providers as bundled
 
     providers = []
-    for provider in _bundled_snapshot().providers:
+    for provider in bundled:
         providers.append(
             {
                 "id": provider.id,

@@ -136,10 +136,17 @@ def _keep(path: Path, index: Mapping[str, Any]) -> None:
 
 
 def _bundled_data_in_use() -> bool:
-    """False once someone (live updates, the user) replaced genai-prices' data; only
-    possible when genai-prices is already imported, so this never imports it."""
-    snapshots = sys.modules.get("genai_prices.data_snapshot")
-    return snapshots is None or getattr(snapshots, "_custom_snapshot", None) is None
+    """False once someone (live updates, the user) replaced genai-prices' data with
+    ``set_custom_snapshot``. That needs genai-prices imported, so a process that has not
+    imported it never does here; one that has asks its public ``get_snapshot`` whether
+    the snapshot in use holds the bundled providers (which loads the bundled data, if
+    nothing had yet)."""
+    if "genai_prices.data_snapshot" not in sys.modules:
+        return True
+    from genai_prices.data import providers
+    from genai_prices.data_snapshot import get_snapshot
+
+    return get_snapshot().providers is providers
 
 
 def _matches(clause: Clause, text: str) -> bool:
