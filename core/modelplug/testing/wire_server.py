@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import select
+import selectors
 import socket
 import socketserver
 import struct
@@ -121,6 +122,9 @@ class _Server(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
     # Many clients connecting at once (a test of concurrent calls) must not be refused.
     request_queue_size = 256
+    # handle_request() is called when a connection is waiting; should it be gone by
+    # then, the accept gives up after this instead of holding the serving loop.
+    timeout = 0.5
     wire: WireServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -273,6 +277,7 @@ class WireServer:
         self._changed = threading.Condition(self._lock)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self._wake: tuple[socket.socket, socket.socket] | None = None  # wakes _serve
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -281,21 +286,35 @@ class WireServer:
         server = _Server(("127.0.0.1", 0), _Handler)
         server.wire = self
         self._server = server
-        self._thread = threading.Thread(
-            # Polled often: stop() waits for the loop to see it (half a second by default).
-            target=server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            daemon=True,
-        )
+        self._wake = socket.socketpair()
+        self._thread = threading.Thread(target=self._serve, args=(server,), daemon=True)
         self._thread.start()
         return self
+
+    def _serve(self, server: _Server) -> None:
+        # Not serve_forever(): it looks for a stop only every poll interval, and stop()
+        # waited for that at the end of every test (50 ms each, a minute of a whole
+        # run). Here stop() wakes the loop at once through the socket pair.
+        assert self._wake is not None
+        with selectors.DefaultSelector() as selector:
+            selector.register(server, selectors.EVENT_READ)
+            selector.register(self._wake[0], selectors.EVENT_READ)
+            while not self.stopping.is_set():
+                ready = {key.fileobj for key, _ in selector.select()}
+                if server in ready and not self.stopping.is_set():
+                    server.handle_request()  # a connection is waiting: accepts at once
 
     def stop(self) -> None:
         """Stop serving and close every connection."""
         self.stopping.set()
         if self._server is not None:
-            self._server.shutdown()
+            assert self._wake is not None
+            self._wake[1].send(b"x")
+            if self._thread is not None:
+                self._thread.join(10)
             self._server.server_close()
+            for end in self._wake:
+                end.close()
             self._server = None
 
     def __enter__(self) -> WireServer:
