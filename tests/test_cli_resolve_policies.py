@@ -41,6 +41,7 @@ retries = 0
 
 [limits."lab/m"]
 rpm = 30
+window = 3600
 
 [limits.budgets.daily]
 tokens = 100000
@@ -66,10 +67,12 @@ def test_resolve_shows_a_cooldown_another_process_set_and_the_limits(
     tmp_path: Path, wire_server: WireServer
 ) -> None:
     (tmp_path / "config.toml").write_text(USER_FILE.format(url=wire_server.url))
-    # The rate is counted in fixed 60 s windows (now // 60): start early in one, so the
-    # chat and both resolves (a few seconds on a loaded machine) read the same window.
-    if time.time() % 60 > 30:
-        time.sleep(60 - time.time() % 60)
+    # The rate is counted in fixed windows (now // window): the chat and both resolves (a
+    # few seconds on a loaded machine) must read the same one. An hour's window is left
+    # only in its last half minute, where this waits for the next (a 60 s window had
+    # this test wait up to 30 s, every other run).
+    if time.time() % 3600 > 3570:
+        time.sleep(3600 - time.time() % 3600)
     # lab/m: come back in an hour (past max_retry_after: no wait, a cooldown that long).
     wire_server.add_json(RATE_LIMIT_BODY, status=429, headers={"retry-after": "3600"})
     wire_server.add_file(RECORDING)  # spare/m answers
@@ -88,7 +91,7 @@ def test_resolve_shows_a_cooldown_another_process_set_and_the_limits(
     assert lines[fallback + 2].endswith(" s more, so a call starts further down the chain")
     limits = lines.index("  limits:")
     assert lines[limits + 1].startswith("    budget daily (tokens, per day, all): spent ")
-    assert lines[limits + 2].startswith("    rate lab/m (requests): 1 of 30 per 60 s")
+    assert lines[limits + 2].startswith("    rate lab/m (requests): 1 of 30 per 3600 s")
     assert f"store: SqliteCounters ({tmp_path / 'data' / 'limits.sqlite3'}" in shown.stdout
 
     policies = json.loads(as_json.stdout)["policies"]

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from genai_prices.data_snapshot import get_snapshot, set_custom_snapshot
 from modelplug.plugin import Settings
+from modelplug.testing import examples
 from modelplug_prices import build_index, index
 from modelplug_prices.index import Answer, find_window, lookup
 from modelplug_prices.table import PROVIDER_IDS, find
@@ -52,19 +53,25 @@ def genai_answer(ref: str, pid: str) -> Answer | None:
     return Answer(provider.id, model.id, model.context_window)
 
 
+# Every spelling in CI; every fourth in a contributor's run (each model still several
+# times), where the hypothesis profile runs a quarter of the examples too: both sides
+# scan every model per lookup, so all 41,000 spellings take 20 s of CPU.
+STRIDE = round(100 / examples(100))
+
+
 def test_model_index_answers_every_model_as_genai_prices_does():
     providers = index.load_index()["providers"]
     checked = 0
     for provider in providers:
         for model in provider["models"]:
-            for ref in refs_for(model):
+            for ref in itertools.islice(refs_for(model), 0, None, STRIDE):
                 assert lookup(ref, provider["id"]) == genai_answer(ref, provider["id"]), ref
                 checked += 1
             # Under other providers: OpenRouter's vendor/ ids, litellm's provider/ ids.
             for pid in ("openrouter", "litellm"):
                 ref = f"{provider['id']}/{model[0]}"
                 assert lookup(ref, pid) == genai_answer(ref, pid), (ref, pid)
-    assert checked > 10_000
+    assert checked > 10_000 // STRIDE
 
 
 def test_model_index_provider_names_match_as_genai_prices_does():
