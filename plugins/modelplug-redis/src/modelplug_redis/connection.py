@@ -112,8 +112,8 @@ class Connection:
 
         def make() -> Any:
             import redis.asyncio as aioredis
+            from redis.asyncio.retry import Retry  # the asyncio one: no warning, no conversion
             from redis.backoff import NoBackoff
-            from redis.retry import Retry
 
             timeout = self.options.timeout
             # A blocking pool: more calls at once than it has connections wait (up to
