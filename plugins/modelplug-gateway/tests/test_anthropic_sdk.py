@@ -1,5 +1,5 @@
 """The official anthropic SDK (sync and async, streamed and not) against a running
-gateway: over the echo model, a FakeModel, and loopback upstreams of three provider
+gateway, on uvicorn and on granian: over the echo model, a FakeModel, and loopback upstreams of three provider
 types (Anthropic, OpenAI-compatible and Gemini: an Anthropic-SDK client calling a
 non-Claude model), and each error status parsed into the SDK's own exception class.
 
@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -82,37 +81,26 @@ WEATHER = {
 
 
 class Running:
-    """A gateway on uvicorn in a thread; ``use(client)`` swaps the Client it calls."""
+    """A gateway running for the module; ``use(client)`` swaps the Client it calls."""
 
-    def __init__(self) -> None:
-        import uvicorn
-
+    def __init__(self, serving: Callable[..., AbstractContextManager[str]], server: str) -> None:
         self.app = Gateway(Client(plugins=[FakeModel()]), GatewaySettings(), OpenGate())
-        config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=0, lifespan="on", log_level="warning"
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("the gateway did not start")
-            time.sleep(0.01)
-        port = self.server.servers[0].sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}"
+        self._stack = ExitStack()
+        self.url = self._stack.enter_context(serving(self.app, server=server))
 
     def use(self, client: Client) -> None:
         self.app.client = client
 
     def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
+        self._stack.close()
 
 
-@pytest.fixture(scope="module")
-def gateway() -> Iterator[Running]:
-    running = Running()
+@pytest.fixture(scope="module", params=["uvicorn", "granian"])
+def gateway(
+    request: pytest.FixtureRequest, serving: Callable[..., AbstractContextManager[str]]
+) -> Iterator[Running]:
+    """The gateway on each ASGI server in turn."""
+    running = Running(serving, request.param)
     try:
         yield running
     finally:

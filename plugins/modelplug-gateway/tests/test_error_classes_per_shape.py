@@ -3,7 +3,7 @@ stream, embeddings; Anthropic messages, its stream) as the status, the SDK excep
 class and the error body that shape's clients expect: OpenAI's ``code`` a string,
 Retry-After where the server named a wait, and ``x-should-retry: false`` where the SDKs
 would otherwise send a call again that cannot succeed. The official openai and
-anthropic SDKs are the clients."""
+anthropic SDKs are the clients, on uvicorn and on granian."""
 
 from __future__ import annotations
 
@@ -18,6 +18,12 @@ from modelplug.testing import FakeModel
 from modelplug_gateway.app import Gateway
 
 HELLO = [{"role": "user", "content": "hi"}]
+
+
+@pytest.fixture(params=["uvicorn", "granian"])
+def server(request: pytest.FixtureRequest) -> str:
+    """Every test here that serves the gateway runs on both ASGI servers."""
+    return str(request.param)
 
 
 class Case:

@@ -1,5 +1,6 @@
 """The official openai SDK (sync and async, streamed and not, tools, structured output)
-against the gateway running for real on uvicorn, over core's echo and fake models."""
+against the gateway running for real, on uvicorn and on granian, over core's echo and
+fake models."""
 
 from __future__ import annotations
 
@@ -28,6 +29,12 @@ WEATHER = {
         },
     },
 }
+
+
+@pytest.fixture(params=["uvicorn", "granian"])
+def server(request: pytest.FixtureRequest) -> str:
+    """Every test here that serves the gateway runs on both ASGI servers."""
+    return str(request.param)
 
 
 def sdk(url: str) -> openai.OpenAI:

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .auth import Gate
     from .settings import GatewaySettings
 
-__all__ = ["PRECHECKED", "Gateway", "create_app"]
+__all__ = ["Disconnected", "Gateway", "create_app"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -55,28 +55,18 @@ _SSE = [
     (b"x-accel-buffering", b"no"),
 ]
 _KEEPALIVE = b": keep-alive\n\n"
-# The scope extension that says the gate's precheck already passed this request's headers.
-PRECHECKED = "modelplug.prechecked"
-# The calls a gate's precheck may refuse before their body: (metrics endpoint, shape).
-_PRECHECKED = {
-    b"/v1/chat/completions": ("chat", "openai"),
-    b"/chat/completions": ("chat", "openai"),
-    b"/v1/messages": ("messages", "anthropic"),
-    b"/v1/embeddings": ("embeddings", "openai"),
-    b"/embeddings": ("embeddings", "openai"),
-}
 MAX_ERROR_BODIES = 256
 LOGGER = logging.getLogger("modelplug.gateway")
 _NO_HEADERS: dict[str, str] = {}
-_NO_EXTENSIONS: dict[str, Any] = {}
 
 
-class _Disconnected(Exception):
+class Disconnected(Exception):
     """The caller went away before its body arrived."""
 
 
 class Gateway:
-    """The ASGI app. ``draining`` turns new calls away with 503 (set at SIGTERM)."""
+    """The ASGI app. ``draining`` turns new calls away with 503 (set at SIGTERM).
+    ``on_startup``: what the server running it asks to run at the lifespan's startup."""
 
     def __init__(
         self,
@@ -89,6 +79,7 @@ class Gateway:
         self.options = options
         self.gate = gate
         self.draining = False
+        self.on_startup: list[Callable[[], None]] = []
         self.shapes = shapes if shapes is not None else default_shapes()
         self.allowed = frozenset(options.models) if options.models is not None else None
         self.metrics = Metrics(self.allowed)
@@ -140,6 +131,8 @@ class Gateway:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                for start in self.on_startup:
+                    start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.client.aclose()
@@ -155,10 +148,10 @@ class Gateway:
         shape = self._shape_for(path)
         if path in self._paths:
             status = 405
-            await self._error(send, shape, 405, f"{method} is not allowed here")
+            await self.send_error(send, shape, 405, f"{method} is not allowed here")
         else:
             status = 404
-            await self._error(send, shape, 404, f"no endpoint {path}")
+            await self.send_error(send, shape, 404, f"no endpoint {path}")
         took = time.perf_counter() - started
         self.metrics.unserved(method, path)
         self.metrics.request("unserved", status, took)
@@ -179,16 +172,17 @@ class Gateway:
             return self.shapes["anthropic"]
         return self.shapes["openai"]
 
-    async def _json(
+    async def send_json(
         self,
         send: Send,
         status: int,
         body: dict[str, Any],
         headers: list[tuple[bytes, bytes]] | None = None,
     ) -> None:
-        await self._send_json(send, status, json.dumps(body).encode(), headers)
+        """Answer ``body`` as JSON, with its length."""
+        await self._send_encoded(send, status, json.dumps(body).encode(), headers)
 
-    async def _send_json(
+    async def _send_encoded(
         self,
         send: Send,
         status: int,
@@ -199,7 +193,7 @@ class Gateway:
         await send({"type": "http.response.start", "status": status, "headers": head})
         await send({"type": "http.response.body", "body": data})
 
-    async def _error(
+    async def send_error(
         self,
         send: Send,
         shape: Shape,
@@ -210,13 +204,15 @@ class Gateway:
         extra: list[tuple[bytes, bytes]] | None = None,
         code: str | None = None,
     ) -> None:
+        """Answer an error in ``shape``'s own body (``kind``: its type, else the
+        status's)."""
         headers = list(extra or ())
         if retry_after is not None:
             headers.append(_retry_after(retry_after))
         if self.draining:
             headers.append((b"connection", b"close"))
         data = self._error_data(shape, status, message, kind, code)
-        await self._send_json(send, status, data, headers)
+        await self._send_encoded(send, status, data, headers)
 
     def _error_data(
         self, shape: Shape, status: int, message: str, kind: str | None, code: str | None = None
@@ -233,55 +229,7 @@ class Gateway:
             data = self._errors[made] = json.dumps(body).encode()
         return data
 
-    def refuse_early(
-        self,
-        method: bytes,
-        target: bytes,
-        headers: list[tuple[bytes, bytes]],
-        extensions: dict[str, Any],
-    ) -> tuple[int, list[tuple[bytes, bytes]], bytes] | None:
-        """For a server that can answer before it starts the request's task (the
-        gateway's own protocol, :mod:`modelplug_gateway.early_refusal`): the status,
-        headers and body of the refusal of a call the gate refuses on its headers alone
-        (a made-up key, no key, a key in the URL), with its metrics and log line; None
-        for anything else, which the app then answers as usual (a call whose headers
-        passed is marked in ``extensions``, the request scope's, and not checked twice).
-        The same answer, byte for byte, as the app's own refusal, at a fraction of its
-        cost under a flood."""
-        if self._precheck is None or self._trace is not None or self.draining:
-            return None
-        path, _, query = target.partition(b"?")
-        call = _PRECHECKED.get(path) if method == b"POST" else None
-        if call is None or call[1] not in self.shapes:
-            return None
-        endpoint, shape_name = call
-        started = time.perf_counter()
-        try:
-            self._precheck(headers, query)
-        except Refusal as exc:
-            shape = self.shapes[shape_name]
-            data = self._error_data(shape, exc.status, exc.message, exc.kind)
-            head = _json_head(
-                data, [] if exc.retry_after is None else [_retry_after(exc.retry_after)]
-            )
-            took = time.perf_counter() - started
-            self.metrics.request(endpoint, exc.status, took, self.metrics.route(None, None))
-            log_request(
-                method="POST",
-                path=path.decode("latin-1"),
-                status=exc.status,
-                key_name=exc.key_name,
-                route=None,
-                usage=None,
-                cost=None,
-                latency_ms=took * 1000,
-                overhead_ms=None,
-            )
-            return exc.status, head, data
-        extensions[PRECHECKED] = True
-        return None
-
-    async def _read_json(self, scope: Scope, receive: Receive) -> dict[str, Any]:
+    async def read_json(self, scope: Scope, receive: Receive) -> dict[str, Any]:
         """The body as a JSON object, or ShapeError (413 before reading it whole)."""
         limit = self.options.max_request_bytes
         headers = scope["headers"]
@@ -303,7 +251,7 @@ class Gateway:
             async with asyncio.timeout(self.options.body_timeout):
                 message = await receive()
                 if message["type"] == "http.disconnect":
-                    raise _Disconnected
+                    raise Disconnected
                 body: bytes = message.get("body", b"")
                 if message.get("more_body"):
                     chunks = [body]
@@ -313,7 +261,7 @@ class Gateway:
                     while True:
                         message = await receive()
                         if message["type"] == "http.disconnect":
-                            raise _Disconnected
+                            raise Disconnected
                         part = message.get("body", b"")
                         size += len(part)
                         if size > limit:
@@ -341,11 +289,13 @@ class Gateway:
 
     def precheck(self, scope: Scope) -> None:
         """The gate's refusal of a caller on its headers alone (Refusal), when the gate
-        has one and the server has not already asked it (:meth:`refuse_early`)."""
-        if self._precheck is not None and PRECHECKED not in scope.get("extensions", _NO_EXTENSIONS):
+        has one: called before the body is read, so a caller who cannot be admitted
+        (a made-up key under a flood of them) costs no read and no parse."""
+        if self._precheck is not None:
             self._precheck(scope["headers"], scope.get("query_string", b""))
 
-    async def _admit(self, scope: Scope, model: str, request: Request | None = None) -> Ticket:
+    async def admit(self, scope: Scope, model: str, request: Request | None = None) -> Ticket:
+        """The gate's ticket for this call, or :class:`.auth.Refusal`."""
         if self._open:
             return await self.gate.admit(_NO_HEADERS, b"", model)  # reads none of them
         headers = {
@@ -362,7 +312,7 @@ class Gateway:
     async def _messages(self, scope: Scope, receive: Receive, send: Send) -> None:
         shape = self.shapes.get("anthropic")
         if shape is None:
-            await self._error(
+            await self.send_error(
                 send, self.shapes["openai"], 404, "the Anthropic shape is not installed"
             )
             return
@@ -384,13 +334,13 @@ class Gateway:
         try:
             if self.draining:
                 status = 503
-                await self._error(
+                await self.send_error(
                     send, shape, 503, "the gateway is shutting down", "overloaded_error"
                 )
                 return
             try:
                 self.precheck(scope)  # who cannot be admitted: refused before the body
-                body = await self._read_json(scope, receive)
+                body = await self.read_json(scope, receive)
                 parsed = shape.parse(body)
                 check_model(parsed.model)  # a spec, before anything reads it
                 if shape.name == "anthropic":
@@ -403,17 +353,19 @@ class Gateway:
                         param="model",
                     )
                 asked = parsed.model
-                ticket = await self._admit(scope, parsed.model, parsed.request)
+                ticket = await self.admit(scope, parsed.model, parsed.request)
             except ShapeError as exc:
                 status = exc.status
-                await self._error(send, shape, exc.status, exc.message, exc.kind)
+                await self.send_error(send, shape, exc.status, exc.message, exc.kind)
                 return
             except Refusal as exc:
                 status = exc.status
                 refused_key = exc.key_name
-                await self._error(send, shape, exc.status, exc.message, exc.kind, exc.retry_after)
+                await self.send_error(
+                    send, shape, exc.status, exc.message, exc.kind, exc.retry_after
+                )
                 return
-            except _Disconnected:
+            except Disconnected:
                 status = 499
                 return
             before = time.perf_counter() - started
@@ -467,18 +419,18 @@ class Gateway:
             # A structured answer cut at max_tokens: the answer it is, stopped for length.
             cut = cut_answer(exc)
             if cut is None:
-                return await self._failed(send, shape, exc), None
+                return await self.send_failure(send, shape, exc), None
             response = cut
         except ModelError as exc:
             failed.note(exc, sent_to)
-            return await self._failed(send, shape, exc, failed.route), exc.partial
+            return await self.send_failure(send, shape, exc, failed.route), exc.partial
         except asyncio.CancelledError:
             if watch.gone:
                 self.metrics.error("aborted")
                 return 499, None
             raise
         except Exception as exc:  # a bad spec or settings: before any upstream call
-            return await self._failed(send, shape, exc), None
+            return await self.send_failure(send, shape, exc), None
         finally:
             watch.stop()
         answered = time.perf_counter()
@@ -486,7 +438,7 @@ class Gateway:
         headers = self._answer_headers(response)
         overhead = before + (time.perf_counter() - answered)
         headers.append((b"x-modelplug-overhead-ms", f"{overhead * 1000:.3f}".encode()))
-        await self._json(send, 200, body, headers)
+        await self.send_json(send, 200, body, headers)
         self._count(response, overhead)
         return 200, response
 
@@ -502,7 +454,7 @@ class Gateway:
         try:
             route = self.routes.get(parsed.model)
         except Exception as exc:  # a bad spec or settings: before any upstream call
-            return await self._failed(send, shape, exc), None
+            return await self.send_failure(send, shape, exc), None
         tap = _Tap(self.client.astream(route, parsed.request), route.name)
         frames = shape.stream(tap.events(), parsed.model, parsed)
         watch = _Watch(receive)
@@ -516,7 +468,7 @@ class Gateway:
             except ModelError as exc:
                 watch.stop()
                 failed.note(exc, tap.answering)
-                return await self._failed(send, shape, exc, failed.route), exc.partial
+                return await self.send_failure(send, shape, exc, failed.route), exc.partial
             except asyncio.CancelledError:
                 if watch.gone:
                     self.metrics.error("aborted")
@@ -524,7 +476,7 @@ class Gateway:
                 raise
             except Exception as exc:
                 watch.stop()
-                return await self._failed(send, shape, exc), None
+                return await self.send_failure(send, shape, exc), None
             headers = list(_SSE)
             # The route answering when the stream begins (after any fallback so far).
             headers.append((b"x-modelplug-route", tap.answering.encode()))
@@ -588,7 +540,7 @@ class Gateway:
         )
         self.metrics.overhead.observe(overhead)
 
-    async def _failed(
+    async def send_failure(
         self, send: Send, shape: Shape, exc: Exception, route: str | None = None
     ) -> int:
         """Answer a failed call in ``shape`` as :func:`.errors.failure_for` says (a
@@ -606,7 +558,7 @@ class Gateway:
             route = named.name if named is not None else None
         if route is not None:
             extra.append((b"x-modelplug-route", route.encode()))
-        await self._error(
+        await self.send_error(
             send,
             shape,
             failure.status,
@@ -639,7 +591,7 @@ class Gateway:
         from .models import served_model_list
 
         started = time.perf_counter()
-        await self._json(send, 200, await served_model_list(self))
+        await self.send_json(send, 200, await served_model_list(self))
         took = time.perf_counter() - started
         self.metrics.request("models", 200, took)
         log_request(
@@ -655,13 +607,13 @@ class Gateway:
         )
 
     async def _health(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self._json(send, 200, {"status": "ok"})
+        await self.send_json(send, 200, {"status": "ok"})
 
     async def _ready(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.draining:
-            await self._json(send, 503, {"status": "draining"})
+            await self.send_json(send, 503, {"status": "draining"})
         else:
-            await self._json(send, 200, {"status": "ready"})
+            await self.send_json(send, 200, {"status": "ready"})
 
     async def _metrics(self, scope: Scope, receive: Receive, send: Send) -> None:
         data = self.metrics.render().encode()

@@ -40,6 +40,11 @@ def add_commands(subparsers: argparse._SubParsersAction[Any]) -> None:
     serve.add_argument("--port", type=int, help="port (default 4000)")
     serve.add_argument("--workers", type=int, help="worker processes (default 1)")
     serve.add_argument(
+        "--server",
+        choices=("uvicorn", "granian"),
+        help="the ASGI server (default uvicorn; granian: pip install 'modelplug-gateway[granian]')",
+    )
+    serve.add_argument(
         "--no-auth", action="store_true", help="admit every caller (loopback hosts only)"
     )
     serve.set_defaults(handler=_serve)
@@ -66,7 +71,7 @@ def _serve(args: argparse.Namespace, client: Client) -> int:
     from .server import serve
     from .settings import read_gateway
 
-    overrides = {k: getattr(args, k) for k in ("host", "port", "workers")}
+    overrides = {k: getattr(args, k) for k in ("host", "port", "workers", "server")}
     try:
         options = read_gateway(client.settings, {k: v for k, v in overrides.items() if v})
     except ConfigError as exc:

@@ -11,6 +11,7 @@ import time
 from array import array
 from typing import TYPE_CHECKING, Any
 
+from .app import Disconnected
 from .auth import Refusal
 from .model_spec import check_model
 from .request_log import log_request
@@ -64,8 +65,6 @@ def _encode(vector: list[float], encoding: str) -> list[float] | str:
 async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
     from modelplug.plugin import ModelError
 
-    from .app import _Disconnected
-
     shape = gateway.shapes["openai"]
     started = time.perf_counter()
     status = 200
@@ -77,11 +76,11 @@ async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -
     try:
         if gateway.draining:
             status = 503
-            await gateway._error(send, shape, 503, "the gateway is shutting down")
+            await gateway.send_error(send, shape, 503, "the gateway is shutting down")
             return
         try:
             gateway.precheck(scope)  # who cannot be admitted: refused before the body
-            body = await gateway._read_json(scope, receive)
+            body = await gateway.read_json(scope, receive)
             model, inputs, dimensions, encoding = parse_embeddings(body)
             if gateway.allowed is not None and model not in gateway.allowed:
                 raise ShapeError(
@@ -90,17 +89,19 @@ async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -
                     kind="not_found_error",
                     param="model",
                 )
-            ticket = await gateway._admit(scope, model)
+            ticket = await gateway.admit(scope, model)
         except ShapeError as exc:
             status = exc.status
-            await gateway._error(send, shape, exc.status, exc.message, exc.kind)
+            await gateway.send_error(send, shape, exc.status, exc.message, exc.kind)
             return
         except Refusal as exc:
             status = exc.status
             refused_key = exc.key_name
-            await gateway._error(send, shape, exc.status, exc.message, exc.kind, exc.retry_after)
+            await gateway.send_error(
+                send, shape, exc.status, exc.message, exc.kind, exc.retry_after
+            )
             return
-        except _Disconnected:
+        except Disconnected:
             status = 499
             return
         try:
@@ -109,10 +110,10 @@ async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -
             )
         except ModelError as exc:
             failed = exc.route.name if exc.route is not None else None
-            status = await gateway._failed(send, shape, exc)
+            status = await gateway.send_failure(send, shape, exc)
             return
         except Exception as exc:
-            status = await gateway._failed(send, shape, exc)
+            status = await gateway.send_failure(send, shape, exc)
             return
         tokens = result.usage.input
         answer = {
@@ -129,7 +130,7 @@ async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -
             headers.append((b"x-modelplug-route", result.model.encode()))
         if result.cost is not None and result.cost.currency == "USD":
             headers.append((b"x-modelplug-cost", str(result.cost.amount).encode()))
-        await gateway._json(send, 200, answer, headers)
+        await gateway.send_json(send, 200, answer, headers)
         gateway.metrics.usage(tokens, 0, result.cost.amount if result.cost else None)
     finally:
         if ticket is not None:

@@ -4,7 +4,7 @@ project file: a repository the gateway happens to run in must not open it up."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from modelplug.plugin import Settings
@@ -17,6 +17,8 @@ class GatewaySettings:
     host: str = "127.0.0.1"
     port: int = field(default=4000, metadata={"ge": 0, "le": 65535})
     workers: int = field(default=1, metadata={"ge": 1})
+    server: Literal["uvicorn", "granian"] = "uvicorn"
+    """The ASGI server: uvicorn, or granian (the ``modelplug-gateway[granian]`` extra)."""
     models: list[str] | None = None
     """The specs, aliases and roles callers may name; None: any the settings resolve."""
     max_request_bytes: int = field(default=8 * 1024 * 1024, metadata={"gt": 0})
