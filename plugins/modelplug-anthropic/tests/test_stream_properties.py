@@ -117,10 +117,7 @@ def mocked(
     real = httpx2.AsyncClient
 
     def factory(**kwargs: Any) -> httpx2.AsyncClient:
-        # The kit's shared client, as the kit makes it, on the mock transport. The kit
-        # mounts its own transport for plain http (modelplug.plain_http), which would
-        # take http:// URLs past the mock to the wire server: the mock takes its place.
-        kwargs.pop("mounts", None)
+        # The kit's shared client, as the kit makes it, on the mock transport.
         return real(**kwargs, transport=httpx2.MockTransport(served.handle))
 
     monkeypatch.setattr(httpx2, "AsyncClient", factory)

@@ -1,8 +1,8 @@
-"""The kit's direct path to the plain-http transport (provider_http._Send): a request
-with a body to an ``http://`` URL goes to the transport straight, past httpx2's client
-layers, and must reach the server exactly as httpx2 would have sent it: the same head,
-byte for byte, cookies a server set sent back, an encoded answer decoded, a header
-httpx2 refuses still refused. Loopback servers answer with bytes invented here."""
+"""What the kit's HTTP path (provider_http) puts on the wire and reads back, through
+httpx2's own client and transport: the caller's headers with Host and Content-Length and
+the body, cookies a server set sent back, an encoded answer decoded, a header httpx2
+refuses still refused, a header with a line break never on the wire. Loopback servers
+answer with bytes invented here."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ import gzip
 import httpx2
 import pytest
 from modelplug import Client
-from modelplug.plain_http import PlainHTTPTransport
 from modelplug.plugin import Endpoint, ModelError, ProviderHTTP, Route, WireErrors
 
-HTTP = ProviderHTTP("direct-test", section="direct-test", errors=WireErrors("direct-test"))
+HTTP = ProviderHTTP("wire-test", section="wire-test", errors=WireErrors("wire-test"))
 SSE = b'data: {"n": 1}\n\n'
 
 
@@ -63,30 +62,31 @@ async def through_kit(client: Client, url: str, headers: dict[str, str]) -> byte
 HEADERS = {"authorization": "Bearer sk-test", "X-Custom": "1", "user-agent": "mine/1"}
 
 
-def test_the_direct_path_sends_the_head_httpx2_sends_byte_for_byte(make_client):
+def test_the_request_carries_the_callers_headers_host_length_and_body(make_client):
     heads: list[bytes] = []
 
     async def run() -> None:
-        server = await serve([answer(), answer()], heads)
+        server = await serve([answer()], heads)
         url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
         client = make_client()
         assert await through_kit(client, url, HEADERS) == SSE
-        # What httpx2's own client sends for the same request, over the same transport.
-        limits = httpx2.Limits(max_connections=10)
-        async with httpx2.AsyncClient(mounts={"http://": PlainHTTPTransport(limits)}) as http:
-            request = http.build_request(
-                "POST", url + "/v1/x", content=b'{"a": 1}', headers=dict(HEADERS)
-            )
-            response = await http.send(request, stream=True)
-            await response.aread()
         await client.aclose()
         server.close()
 
     asyncio.run(run())
-    direct, through_httpx2 = heads
-    assert direct == through_httpx2
-    assert b"Host: 127.0.0.1:" in direct and b"user-agent: mine/1" in direct
-    assert direct.endswith(b'Content-Length: 8\r\n\r\n{"a": 1}')
+    (sent,) = heads
+    head, body = sent.split(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    assert lines[0] == b"POST /v1/x HTTP/1.1"
+    fields = {
+        name.lower(): value.strip() for name, _, value in (x.partition(b":") for x in lines[1:])
+    }
+    assert fields[b"host"].startswith(b"127.0.0.1:")
+    assert fields[b"authorization"] == b"Bearer sk-test"
+    assert fields[b"x-custom"] == b"1"
+    assert fields[b"user-agent"] == b"mine/1"  # the caller's, not httpx2's default
+    assert fields[b"content-length"] == b"8"
+    assert body == b'{"a": 1}'
 
 
 def test_a_cookie_the_server_sets_is_sent_back_on_the_next_call(make_client):
@@ -135,3 +135,51 @@ def test_a_header_with_a_line_break_never_reaches_the_wire(make_client):
     with pytest.raises((ModelError, httpx2.LocalProtocolError)):
         asyncio.run(call_once(make_client(), answer(), {"x-name": "a\r\nx-injected: 1"}, heads))
     assert heads == []
+
+
+KEEP_ALIVE = b"connection: keep-alive\r\n"
+
+
+async def serve_once_per_connection(
+    heads: list[bytes], *, hang_up_on_second: bool
+) -> asyncio.Server:
+    """llama.cpp's server as the kit meets it: an answer that says keep-alive, then the
+    connection closed at once (``hang_up_on_second`` False), or kept until the next
+    request has been read and closed then without a byte of an answer (True)."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            heads.append(head + await reader.readexactly(8))
+            writer.write(answer(extra=KEEP_ALIVE))
+            await writer.drain()
+            if hang_up_on_second:
+                head = await reader.readuntil(b"\r\n\r\n")
+                heads.append(head + await reader.readexactly(8))
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    return await asyncio.start_server(handle, "127.0.0.1", 0)
+
+
+@pytest.mark.parametrize("hang_up_on_second", [False, True], ids=["closed-after", "hung-up"])
+def test_calls_after_a_server_closed_its_keep_alive_connection_all_answer(
+    make_client, hang_up_on_second
+):
+    heads: list[bytes] = []
+
+    async def run() -> list[bytes]:
+        server = await serve_once_per_connection(heads, hang_up_on_second=hang_up_on_second)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        client = make_client()
+        got = [await through_kit(client, url, {}) for _ in range(3)]
+        await client.aclose()
+        server.close()
+        return got
+
+    assert asyncio.run(run()) == [SSE] * 3
+    # Closed after its answer: each call on a fresh connection, read once. Hung up on the
+    # next request: that request read twice, the second time on a fresh connection.
+    assert len(heads) == (5 if hang_up_on_second else 3)
