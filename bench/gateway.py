@@ -1,60 +1,72 @@
-"""The gateway in front of a loopback upstream, against LiteLLM's proxy in front of the
-same upstream, in one run; and, with ``--modes auth,flood``, the gateway with virtual
-keys and limits on a real redis-server.
+"""The gateway in front of a loopback upstream, beside LiteLLM's proxy and Portkey's
+open-source gateway in front of the same upstream, in one run, each on a CPU of its own;
+and, with ``--modes auth,flood``, the gateway with virtual keys and limits on a real
+redis-server.
 
-    python bench/gateway.py [--seconds 5] [--rss-requests 20000] [--litellm PATH]
+    python bench/gateway.py [--seconds 5] [--rss-requests 20000] [--warm 2000]
+        [--servers uvicorn,granian] [--litellm PATH] [--portkey PATH] [--pin auto|on|off]
     python bench/gateway.py --modes auth,flood [--seconds 3] [--rounds 3]
-        [--flood-shapes bursts,even] [--pin auto|on|off]
+        [--flood-shapes bursts,even] [--flood-targets keys,relay]
 
-LiteLLM is never a project dependency: install it in a venv of its own and pass its
-``litellm`` command (skipped when absent)::
-
-    python -m venv /tmp/litellm-venv
-    /tmp/litellm-venv/bin/pip install "litellm[proxy]==1.110.2"
-    # (where the litellm-proxy package is not on the index: litellm==1.110.2 plus the
-    # modules its proxy names as missing, one by one: fastapi uvicorn uvloop PyJWT
-    # semver expression fastapi-sso mcp soundfile backoff orjson apscheduler pyyaml
-    # python-multipart cryptography pynacl websockets email-validator redis)
-    python bench/gateway.py --litellm /tmp/litellm-venv/bin/litellm
+The peers are never project dependencies and are found where docs/contributing.md
+installs them (skipped, saying so, when absent): LiteLLM's ``litellm`` command in
+``bench/.peers`` (``--litellm``) and Portkey's ``@portkey-ai/gateway`` (version
+:data:`PORTKEY_VERSION`, with the hono packages its own lockfile pins) in ``bench/.node``,
+run with the machine's ``node`` (``--portkey``: its ``build/start-server.js``).
 
 Processes: the upstream (a minimal asyncio HTTP/1.1 server answering Chat Completions,
-JSON or a 5-chunk SSE stream, keep-alive; far cheaper than either proxy), the gateway
-(``modelplug gateway serve``, one worker), LiteLLM's proxy (one worker), and this one,
-the load generator (httpx2, asyncio).
+JSON or a 5-chunk SSE stream, keep-alive; far cheaper than any proxy), the proxy being
+measured (one worker or process each, no key: ``modelplug gateway serve --no-auth`` on
+uvicorn and on granian, ``litellm --num_workers 1`` without a master key, Portkey's
+``start-server.js --headless`` with an ``openai`` provider at the upstream as a custom
+host, named in each call's ``x-portkey-provider`` and ``x-portkey-custom-host``
+headers), and this one, the load generator (httpx2, asyncio).
 
-``compare`` (the default) prints, for the bare relay, the gateway and LiteLLM:
+``--pin`` (``auto``: on wherever there are two CPUs or more) runs each served process
+(the proxies, the relay, the keys gateways) on the first CPU, as ``taskset -c 0`` would,
+and this load generator, the flood's sender, the upstream and redis-server on the
+others: a proxy's figures are its own work, not its fight for a CPU with its load. In
+``compare`` the proxies run one at a time, each started, warmed with ``--warm`` calls,
+measured and stopped before the next, so none shares its CPU with an idle neighbour.
 
-- added latency (proxy minus direct to the upstream), p50 and p99, at a fixed
-  100 requests/s, streamed and not;
+``compare`` (the default) prints a column per proxy (the bare relay first, then the
+gateway on each of ``--servers``, LiteLLM, Portkey):
+
+- added latency (the proxy minus the upstream alone, measured just before it), p50 and
+  p99, at a fixed 100 requests/s, streamed and plain;
 - time to first byte of a streamed answer, minus the upstream's own;
-- requests/s with 64 concurrent streamed clients;
-- the proxy's RSS growth over ``--rss-requests`` requests (after a warm-up).
+- CPU per call at 100 req/s, streamed and plain: the proxy's processes' user + system
+  time (``/proc``, clock ticks of 10 ms: about 20 us a call at 5 s) over the phase;
+- requests/s with 64 concurrent streamed clients, and the CPU per call there;
+- the proxy's RSS growth over ``--rss-requests`` calls (after everything above), and
+  its RSS then;
+
+then each gateway column against issue 44's goals (added p50 <= 1 ms and p99 <= 5 ms,
+CPU per streamed call <= 1/5 of LiteLLM's and below Portkey's, >= 5x LiteLLM's req/s,
+RSS growth <= 5 MB), met or MISSED with its figure, and the row as JSON.
 
 ``auth`` starts a redis-server of its own (no persistence, a free loopback port), makes
 one key (``modelplug gateway keys create`` with an rpm, a tpm and a budget no call
-reaches) and runs three gateways: open (``--no-auth``), keys (``[gateway] auth =
-"keys"``, ``[redis] url``, modelplug-limits and modelplug-redis on, as deployed) and
-gate (the same without modelplug-limits' policy in the Client: the key gate alone).
-Printed: req/s at 64 concurrent clients of each, in alternating rounds, and the Redis
-round trips per call each keyed gateway made, as redis-server counts them (socket reads
-processed, and EVALSHA calls: the limits scripts), with usage that never changes (a
-settlement with nothing to correct) and with usage that changes every call.
+reaches) and runs three gateways on the first of ``--servers``: open (``--no-auth``),
+keys (``[gateway] auth = "keys"``, ``[redis] url``, modelplug-limits and modelplug-redis
+on, as deployed) and gate (the same without modelplug-limits' policy in the Client: the
+key gate alone). Printed: req/s at 64 concurrent clients of each, in alternating rounds,
+and the Redis round trips per call each keyed gateway made, as redis-server counts them
+(socket reads processed, and EVALSHA calls: the limits scripts), with usage that never
+changes (a settlement with nothing to correct) and with usage that changes every call.
 
-``flood`` measures valid calls at 100 req/s on the keys gateway, alone and while another
-process sends 1,000 requests/s of new made-up keys (raw keep-alive sockets, 16 lanes),
-in alternating rounds: p50, p99 and their ratios; and the gateway's CPU per wrong key.
-Each of ``--flood-shapes``: ``bursts``, the lanes in step (16 keys at once, 62.5 times a
-second), and ``even``, the lanes staggered (a key every millisecond).
+``flood`` measures valid calls at 100 req/s on the keys gateway (one on each of
+``--servers``), alone and while another process sends 1,000 requests/s of new made-up
+keys (raw keep-alive sockets, 16 lanes), in alternating rounds: p50, p99 and their
+ratios; and the flooded server's CPU per wrong key. Each of ``--flood-shapes``:
+``bursts``, the lanes in step (16 keys at once, 62.5 times a second), and ``even``, the
+lanes staggered (a key every millisecond). Unpinned on two CPUs, a flood's sender shares
+cores with the gateway and with the valid calls' own client, upstream and Redis, and
+where the scheduler puts each wake-up moves the result more than the gateway's work
+does (see docs/performance.md for both).
 
-``--pin`` (``auto``: on with ``flood``) runs the served processes (gateways, the relay,
-LiteLLM) on the first CPU and this load generator, the flood's sender, the upstream and
-redis-server on the others, as they would be on other machines. Unpinned on two CPUs, a
-flood's sender shares cores with the gateway and with the valid calls' own client,
-upstream and Redis, and where the scheduler puts each wake-up moves the result more than
-the gateway's work does (see docs/performance.md for both).
-
-Both modes also measure a bare relay, the floor (``RELAY``): an ASGI app on the
-gateway's own server settings that parses nothing, relays the upstream's bytes and
+Both modes also measure a bare relay, the floor (``RELAY``): an ASGI app on uvicorn
+with the gateway's settings that parses nothing, relays the upstream's bytes and
 refuses a wrong key with a fixed 401. ``compare`` gives it a column (the first);
 ``flood`` floods it the same way after the gateway. What it adds is what the machine and
 the server cost before any gateway work: the part of a target no gateway code can win
@@ -67,9 +79,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
+import importlib.util
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -77,8 +92,9 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 UPSTREAM = r"""
 import asyncio, json, sys
@@ -228,9 +244,11 @@ def pin(parser: argparse.ArgumentParser, asked: bool) -> None:
     )
 
 
-def start_relay(upstream_url: str, key: str = RELAY_KEY) -> tuple[str, subprocess.Popen[bytes]]:
+def start_relay(
+    upstream_url: str, key: str = RELAY_KEY, port: int | None = None
+) -> tuple[str, subprocess.Popen[bytes]]:
     """The bare relay (:data:`RELAY`) in front of the upstream: (its URL, its process)."""
-    port = free_port()
+    port = port or free_port()
     process = subprocess.Popen(
         [sys.executable, "-c", RELAY, str(port), upstream_url.rsplit(":", 1)[1], key],
         stdout=subprocess.DEVNULL,
@@ -253,11 +271,63 @@ def wait_up(url: str, timeout: float = 60.0) -> None:
     raise RuntimeError(f"{url} did not come up")
 
 
+def family(pid: int) -> list[int]:
+    """``pid`` and every process below it (a proxy's workers or helpers count as its own)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, left = [], [pid]
+    while left:
+        found.append(left.pop())
+        left += children.get(found[-1], [])
+    return found
+
+
 def rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
+    """Resident memory of ``pid`` and the processes below it, in KiB."""
+    total = 0
+    for member in family(pid):
+        try:
+            lines = Path(f"/proc/{member}/status").read_text().splitlines()
+        except OSError:
+            continue
+        total += sum(int(line.split()[1]) for line in lines if line.startswith("VmRSS:"))
+    return total
+
+
+def family_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` and the processes below it."""
+    total = 0.0
+    for member in family(pid):
+        try:
+            total += cpu_seconds(member)
+        except OSError:
+            continue
+    return total
+
+
+def stop(process: subprocess.Popen[Any]) -> None:
+    """SIGTERM to ``process`` and what it started, SIGKILL after 10 s."""
+    members = family(process.pid)
+    for member in members:
+        try:
+            os.kill(member, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    for member in members[1:]:
+        try:
+            os.kill(member, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def body(stream: bool, text: str = "hi") -> dict[str, object]:
@@ -269,12 +339,16 @@ async def one(client: object, url: str, stream: bool, text: str = "hi") -> tuple
     started = time.perf_counter()
     first = 0.0
     async with client.stream("POST", url, json=body(stream, text)) as answer:  # type: ignore[attr-defined]
+        if answer.status_code != 200:
+            said = (await answer.aread())[:500].decode(errors="replace")
+            raise RuntimeError(f"{url}: {answer.status_code} {said}")
         async for _ in answer.aiter_raw():
             if not first:
                 first = time.perf_counter() - started
-        if answer.status_code != 200:
-            raise RuntimeError(f"{url}: {answer.status_code}")
     return time.perf_counter() - started, first
+
+
+WARM_CALLS = 20  # one after another before a fixed-rate load: the pool's connections
 
 
 async def fixed_rate(
@@ -288,9 +362,9 @@ async def fixed_rate(
 
     results: list[tuple[float, float]] = []
     async with httpx2.AsyncClient(
-        limits=httpx2.Limits(max_connections=64), timeout=30, headers=headers
+        limits=httpx2.Limits(max_connections=64), timeout=120, headers=headers
     ) as client:
-        for _ in range(20):  # warm the pool and the proxy
+        for _ in range(WARM_CALLS):  # fill the pool
             await one(client, url, stream)
         tasks = []
         start = time.perf_counter()
@@ -317,7 +391,7 @@ async def throughput(
 
     done = 0
     async with httpx2.AsyncClient(
-        limits=httpx2.Limits(max_connections=clients), timeout=30, headers=headers
+        limits=httpx2.Limits(max_connections=clients), timeout=120, headers=headers
     ) as client:
         end = time.perf_counter() + seconds
 
@@ -332,10 +406,13 @@ async def throughput(
         return done / (time.perf_counter() - started), done
 
 
-async def many(url: str, count: int) -> None:
+async def many(url: str, count: int, headers: dict[str, str] | None = None) -> None:
+    """``count`` calls, half streamed, from 16 callers back to back."""
     import httpx2
 
-    async with httpx2.AsyncClient(limits=httpx2.Limits(max_connections=16), timeout=30) as client:
+    async with httpx2.AsyncClient(
+        limits=httpx2.Limits(max_connections=16), timeout=60, headers=headers
+    ) as client:
         left = count
 
         async def worker() -> None:
@@ -474,10 +551,13 @@ class KeysGateways:
         limits = ",modelplug-limits" if policy else ""
         return f"modelplug-openai-compat,modelplug-gateway,modelplug-redis{limits}"
 
-    def start(self, port: int, *, policy: bool) -> tuple[subprocess.Popen[bytes], Path]:
+    def start(
+        self, port: int, *, policy: bool, server: str = "uvicorn"
+    ) -> tuple[subprocess.Popen[bytes], Path]:
         log = self.work / f"keys-gateway-{port}.log"
+        serve = ["gateway", "serve", "--port", str(port), "--server", server]
         gateway = subprocess.Popen(
-            [sys.executable, "-m", "modelplug", "gateway", "serve", "--port", str(port)],
+            [sys.executable, "-m", "modelplug", *serve],
             env={**self.env, "MODELPLUG_PLUGINS": self.plugins(policy)},
             cwd=self.work,
             stdout=subprocess.DEVNULL,
@@ -486,6 +566,11 @@ class KeysGateways:
             **served(),
         )
         return gateway, log
+
+
+def keys_name(server: str) -> str:
+    """The keys gateway's name on ``server`` ("keys" on uvicorn)."""
+    return "keys" if server == "uvicorn" else f"keys/{server}"
 
 
 def degraded_count(url: str) -> int:
@@ -712,7 +797,7 @@ def key_flood(
         f"wrong-key flood ({shape}) on the {label}: {flood_rate:.0f} requests/s of new "
         f"made-up keys (answers {statuses}), valid calls at 100 req/s, {rounds} alternating "
         f"rounds of {seconds:g} s; "
-        f"the flooded server's CPU per wrong key {used / answered * 1e6:.0f} us "
+        f"the flooded server's CPU per wrong key {used / answered * 1e6:.0f} us (goal <= 200) "
         f"({used / seconds * 100:.0f}% of a core at {answered / seconds:.0f}/s); the flood's "
         f"sender {sender / answered * 1e6:.0f} us per key ({sender / seconds * 100:.0f}% of a core)"
     )
@@ -723,7 +808,8 @@ def key_flood(
     print(
         "median of the rounds' ratios (a spike from another process on the machine moves "
         f"one round, not this): p50 {statistics.median(r[0] for r in per_round):.2f}, "
-        f"p99 {statistics.median(r[1] for r in per_round):.2f}"
+        f"p99 {statistics.median(r[1] for r in per_round):.2f} (goal: valid calls slowed by "
+        "<= 10%, 1.10)"
     )
     print(
         json.dumps(
@@ -746,104 +832,269 @@ def key_flood(
     )
 
 
-def compare(args: argparse.Namespace, work: Path, upstream_url: str, processes: list[Any]) -> None:
-    """The bare relay, the gateway and LiteLLM's proxy (when given), all open, one worker
-    each, in front of the same upstream."""
-    gw_port, ll_port = free_port(), free_port()
-    gateway = open_gateway(work, upstream_url, gw_port)
-    processes.append(gateway)
-    relay_url, relay = start_relay(upstream_url)
-    processes.append(relay)
-    targets = {
-        "bare relay": (relay_url, relay),
-        "gateway": (f"http://127.0.0.1:{gw_port}", gateway),
-    }
-    if args.litellm and Path(args.litellm).exists():
-        (work / "litellm.yaml").write_text(
-            textwrap.dedent(
-                f"""
-                model_list:
-                  - model_name: up/m
-                    litellm_params:
-                      model: openai/m
-                      api_base: {upstream_url}/v1
-                      api_key: unused
-                litellm_settings:
-                  telemetry: false
-                """
+CHAT = "/v1/chat/completions"
+HERE = Path(__file__).resolve().parent
+LITELLM = HERE / ".peers" / "bin" / "litellm"
+# Portkey's open-source gateway as its npm package ships it (the version the docs' figures
+# name; install it with the command in docs/contributing.md).
+PORTKEY_VERSION = "1.15.2"
+PORTKEY = HERE / ".node" / "node_modules" / "@portkey-ai" / "gateway" / "build" / "start-server.js"
+# Portkey's server listens without naming a host, which Node takes as every interface:
+# this makes such a listen() loopback only, and changes nothing else.
+LOOPBACK_ONLY = (
+    "data:text/javascript,import net from 'node:net';"
+    "const listen = net.Server.prototype.listen;"
+    "net.Server.prototype.listen = function (...a) {"
+    "if (typeof a[0] === 'number' %26%26 typeof a[1] !== 'string') {"
+    "if (a[1] === undefined) a[1] = '127.0.0.1'; else a.splice(1, 0, '127.0.0.1'); }"
+    "return listen.apply(this, a); };"
+)
+
+
+class Served(NamedTuple):
+    """A proxy the compare mode measures: its column, how to start it on a port, the path
+    that answers once it is up, and the headers each call carries."""
+
+    name: str
+    start: Callable[[int], subprocess.Popen[bytes]]
+    ready: str
+    headers: dict[str, str] | None = None
+
+
+def proxies(args: argparse.Namespace, work: Path, upstream_url: str) -> list[Served]:
+    """The bare relay, the gateway on each of ``--servers``, LiteLLM's proxy and Portkey's
+    gateway (each when installed), all open, one worker each, in front of the upstream."""
+    found = [Served("relay", lambda port: start_relay(upstream_url, port=port)[1], "/health")]
+    for server in args.servers:
+        found.append(
+            Served(
+                "gateway" if server == "uvicorn" else f"gateway/{server}",
+                functools.partial(open_gateway, work, upstream_url, server=server),
+                "/health",
             )
         )
-        litellm = subprocess.Popen(
-            [
-                args.litellm,
-                "--config",
-                str(work / "litellm.yaml"),
-                "--port",
-                str(ll_port),
-                "--num_workers",
-                "1",
-            ],
-            cwd=work,
-            # No master key: both proxies run open on loopback here, as --no-auth does.
-            env={
-                **os.environ,
-                "LITELLM_LOG": "ERROR",
-                "LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY": "true",
-            },
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            **served(),
+    litellm = Path(args.litellm) if args.litellm else None
+    if litellm and litellm.exists():
+        found.append(
+            Served(
+                "litellm",
+                lambda port: start_litellm(litellm, work, upstream_url, port),
+                "/health/liveliness",
+            )
         )
-        processes.append(litellm)
-        targets["litellm"] = (f"http://127.0.0.1:{ll_port}", litellm)
-    for url, _ in targets.values():
-        wait_up(url + "/health", timeout=120)
-    rows: dict[str, dict[str, float]] = {}
-    direct = {}
+        print(f"litellm {installed_version(litellm.parent / 'python', 'litellm')}: {litellm}")
+    else:
+        print(
+            f"litellm: skipped ({args.litellm or LITELLM} not found; install it as "
+            "docs/contributing.md says, or pass --litellm)"
+        )
+    node = shutil.which("node")
+    portkey = Path(args.portkey)
+    if node and portkey.exists():
+        found.append(
+            Served(
+                "portkey",
+                lambda port: start_portkey(node, portkey, port),
+                "/",
+                # An OpenAI-shaped provider at a custom host: the upstream, as the others.
+                {
+                    "x-portkey-provider": "openai",
+                    "x-portkey-custom-host": upstream_url + "/v1",
+                    "authorization": "Bearer unused",
+                },
+            )
+        )
+        package = json.loads((portkey.parents[1] / "package.json").read_text())
+        on = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
+        print(f"portkey {package['version']} on node {on}: {portkey}")
+        if package["version"] != PORTKEY_VERSION:
+            print(f"  (the figures in docs/performance.md are of {PORTKEY_VERSION})")
+    else:
+        print(
+            f"portkey: skipped ({'node' if not node else portkey} not found; install it as "
+            "docs/contributing.md says, or pass --portkey)"
+        )
+    return found
+
+
+def installed_version(python: Path, distribution: str) -> str:
+    """``distribution``'s version in the environment of ``python`` ("?" if unknown)."""
+    asked = f"import importlib.metadata as m; print(m.version({distribution!r}))"
+    try:
+        done = subprocess.run([python, "-c", asked], capture_output=True, text=True, timeout=60)
+    except OSError:
+        return "?"
+    return done.stdout.strip() or "?"
+
+
+def start_litellm(
+    command: Path, work: Path, upstream_url: str, port: int
+) -> subprocess.Popen[bytes]:
+    """LiteLLM's proxy, one worker, the upstream as ``up/m``, no master key."""
+    (work / "litellm.yaml").write_text(
+        textwrap.dedent(
+            f"""
+            model_list:
+              - model_name: up/m
+                litellm_params:
+                  model: openai/m
+                  api_base: {upstream_url}/v1
+                  api_key: unused
+            litellm_settings:
+              telemetry: false
+            """
+        )
+    )
+    return subprocess.Popen(
+        [
+            str(command),
+            "--config", str(work / "litellm.yaml"),
+            "--host", "127.0.0.1",
+            "--port", str(port),
+            "--num_workers", "1",
+        ],
+        cwd=work,
+        # No master key: every proxy runs open on loopback here, as --no-auth does; the
+        # bundled model cost map, not a fetch from the network at start.
+        env={
+            **os.environ,
+            "LITELLM_LOG": "ERROR",
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY": "true",
+        },
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        **served(),
+    )  # fmt: skip
+
+
+def start_portkey(node: str, script: Path, port: int) -> subprocess.Popen[bytes]:
+    """Portkey's gateway on Node.js, as its package starts it (``--headless``: no UI)."""
+    return subprocess.Popen(
+        [node, "--import", LOOPBACK_ONLY, str(script), f"--port={port}", "--headless"],
+        cwd=script.parent,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        **served(),
+    )
+
+
+def measure(
+    url: str, headers: dict[str, str] | None, pid: int, upstream_url: str, args: argparse.Namespace
+) -> dict[str, float]:
+    """One proxy's row: added latency and CPU per call at 100 req/s (each against the
+    upstream alone measured just before it), req/s and CPU per call at 64 streamed
+    clients, RSS growth over ``--rss-requests`` calls. ``pid``'s processes, after a
+    warm-up of ``--warm`` calls (connection pools, caches, a JIT's compiled code)."""
+    chat = url + CHAT
+    asyncio.run(many(chat, args.warm, headers))
+    row: dict[str, float] = {}
     for stream in (False, True):
-        direct[stream] = asyncio.run(
-            fixed_rate(upstream_url + "/v1/chat/completions", stream, args.seconds)
-        )
-    for name, (url, process) in targets.items():
-        row: dict[str, float] = {}
-        for stream in (False, True):
-            got = asyncio.run(fixed_rate(url + "/v1/chat/completions", stream, args.seconds))
-            base = [r[0] for r in direct[stream]]
-            total = [r[0] for r in got]
-            label = "stream" if stream else "plain"
-            row[f"{label} added p50 ms"] = (pct(total, 0.5) - pct(base, 0.5)) * 1000
-            row[f"{label} added p99 ms"] = (pct(total, 0.99) - pct(base, 0.99)) * 1000
-            if stream:
-                row["first byte added ms"] = (
-                    statistics.median(r[1] for r in got)
-                    - statistics.median(r[1] for r in direct[stream])
-                ) * 1000
-        row["req/s at 64 streams"] = asyncio.run(
-            throughput(url + "/v1/chat/completions", args.seconds)
-        )[0]
-        asyncio.run(many(url + "/v1/chat/completions", 2000))  # warm
-        before = rss_kb(process.pid)
-        asyncio.run(many(url + "/v1/chat/completions", args.rss_requests))
-        row[f"RSS growth MB over {args.rss_requests}"] = (rss_kb(process.pid) - before) / 1024
-        rows[name] = row
-    direct_rps = asyncio.run(throughput(upstream_url + "/v1/chat/completions", args.seconds))[0]
+        label = "stream" if stream else "plain"
+        direct = asyncio.run(fixed_rate(upstream_url + CHAT, stream, args.seconds))
+        used = family_cpu_seconds(pid)
+        got = asyncio.run(fixed_rate(chat, stream, args.seconds, headers=headers))
+        used = family_cpu_seconds(pid) - used
+        base = [r[0] for r in direct]
+        total = [r[0] for r in got]
+        row[f"{label} added p50 ms"] = (pct(total, 0.5) - pct(base, 0.5)) * 1000
+        row[f"{label} added p99 ms"] = (pct(total, 0.99) - pct(base, 0.99)) * 1000
+        if stream:
+            row["first byte added ms"] = (
+                statistics.median(r[1] for r in got) - statistics.median(r[1] for r in direct)
+            ) * 1000
+        row[f"{label} CPU us/call at 100/s"] = used / (len(got) + WARM_CALLS) * 1e6
+    used = family_cpu_seconds(pid)
+    rate, done = asyncio.run(throughput(chat, args.seconds, headers=headers))
+    row["req/s at 64 streams"] = rate
+    row["CPU us/call at 64 streams"] = (family_cpu_seconds(pid) - used) / done * 1e6
+    before = rss_kb(pid)
+    asyncio.run(many(chat, args.rss_requests, headers))
+    after = rss_kb(pid)
+    row[f"RSS growth MB ({args.rss_requests} calls)"] = (after - before) / 1024
+    row["RSS MB after"] = after / 1024
+    return row
+
+
+def goals(rows: dict[str, dict[str, float]]) -> list[str]:
+    """Each gateway column against issue 44's goals: met or missed, with its figure."""
+    lines = []
+    growth = next(key for key in next(iter(rows.values())) if key.startswith("RSS growth"))
+    cpu_key = "stream CPU us/call at 100/s"
+    for name, row in rows.items():
+        if not name.startswith("gateway"):
+            continue
+        checks: list[tuple[str, str, str, bool]] = []
+        for kind in ("plain", "stream"):
+            for q, limit in (("p50", 1), ("p99", 5)):
+                added = row[f"{kind} added {q} ms"]
+                checks.append(
+                    (f"{kind} added {q}", f"{added:.2f} ms", f"<= {limit} ms", added <= limit)
+                )
+        cpu = row[cpu_key]
+        if "litellm" in rows:
+            share = cpu / rows["litellm"][cpu_key]
+            checks.append(
+                (
+                    "CPU per streamed call",
+                    f"{cpu:.0f} us, {share:.2f}x litellm's",
+                    "<= 0.20x",
+                    share <= 0.2,
+                )
+            )
+            times = row["req/s at 64 streams"] / rows["litellm"]["req/s at 64 streams"]
+            checks.append(("req/s at 64 streams", f"{times:.1f}x litellm's", ">= 5x", times >= 5))
+        if "portkey" in rows:
+            share = cpu / rows["portkey"][cpu_key]
+            checks.append(
+                (
+                    "CPU per streamed call",
+                    f"{cpu:.0f} us, {share:.2f}x portkey's",
+                    "< 1x",
+                    share < 1,
+                )
+            )
+        checks.append((growth, f"{row[growth]:.2f} MB", "<= 5 MB", row[growth] <= 5))
+        for what, figure, goal, met in checks:
+            lines.append(f"{name}: {what} {figure} (goal {goal}): {'met' if met else 'MISSED'}")
+    return lines
+
+
+def compare(args: argparse.Namespace, work: Path, upstream_url: str) -> None:
+    """Each proxy of :func:`proxies` in turn, alone on the served CPU while measured."""
+    rows: dict[str, dict[str, float]] = {}
+    started = time.monotonic()
+    for target in proxies(args, work, upstream_url):
+        port = free_port()
+        process = target.start(port)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            wait_up(url + target.ready, timeout=180)
+            rows[target.name] = measure(url, target.headers, process.pid, upstream_url, args)
+        finally:
+            stop(process)
+        print(f"  {target.name} measured ({time.monotonic() - started:.0f} s so far)", flush=True)
+    direct_rps = asyncio.run(throughput(upstream_url + CHAT, args.seconds))[0]
     print(f"upstream alone: {direct_rps:.0f} req/s at 64 streams (the load generator's ceiling)")
     print(
-        "bare relay: the floor, an ASGI app on the gateway's server settings (uvicorn, "
-        "httptools, uvloop, one worker) relaying bytes and parsing nothing"
+        "relay: the floor, an ASGI app on the gateway's uvicorn settings (httptools, uvloop, "
+        "one worker) relaying bytes and parsing nothing; CPU: the proxy's processes' user + "
+        "system time over the phase, per call"
     )
     keys = list(next(iter(rows.values())))
-    print(f"{'':34}" + "".join(f"{name:>12}" for name in rows))
+    print(f"{'':34}" + "".join(f"{name:>16}" for name in rows))
     for key in keys:
-        print(f"{key:34}" + "".join(f"{rows[n][key]:12.2f}" for n in rows))
-    if "litellm" in rows:
-        ratio = rows["gateway"]["req/s at 64 streams"] / rows["litellm"]["req/s at 64 streams"]
-        print(f"throughput gateway / litellm: {ratio:.1f}x")
-    print(json.dumps(rows))
+        print(f"{key:34}" + "".join(f"{rows[n][key]:16.2f}" for n in rows))
+    for line in goals(rows):
+        print(line)
+    print(json.dumps({"compare": rows, "upstream_rps": direct_rps}))
 
 
-def open_gateway(work: Path, upstream_url: str, port: int) -> subprocess.Popen[bytes]:
-    """``modelplug gateway serve --no-auth``, one worker, in front of the upstream."""
+def open_gateway(
+    work: Path, upstream_url: str, port: int, server: str = "uvicorn"
+) -> subprocess.Popen[bytes]:
+    """``modelplug gateway serve --no-auth``, one worker on ``server``, in front of the
+    upstream."""
     config = work / "config.toml"
     config.write_text(
         textwrap.dedent(
@@ -862,25 +1113,46 @@ def open_gateway(work: Path, upstream_url: str, port: int) -> subprocess.Popen[b
         "MODELPLUG_PLUGINS": "modelplug-openai-compat,modelplug-gateway",
     }
     return subprocess.Popen(
-        [sys.executable, "-m", "modelplug", "gateway", "serve", "--no-auth", "--port", str(port)],
+        [
+            sys.executable, "-m", "modelplug", "gateway", "serve", "--no-auth",
+            "--port", str(port), "--server", server,
+        ],
         env=env,
         cwd=work,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         **served(),
-    )
+    )  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--rss-requests", type=int, default=20000)
-    parser.add_argument("--litellm", help="LiteLLM's litellm command (its own venv)")
+    parser.add_argument(
+        "--warm", type=int, default=2000, help="calls to each proxy before it is measured"
+    )
+    parser.add_argument(
+        "--litellm",
+        default=str(LITELLM),
+        help="LiteLLM's litellm command, in an environment of its own (default: bench/.peers)",
+    )
+    parser.add_argument(
+        "--portkey",
+        default=str(PORTKEY),
+        help="Portkey's build/start-server.js, run with node (default: bench/.node)",
+    )
+    parser.add_argument(
+        "--servers",
+        default="uvicorn,granian",
+        help="comma-separated: the servers the gateway is measured on (compare, flood; auth "
+        "uses the first)",
+    )
     parser.add_argument(
         "--modes",
         default="compare",
-        help="comma-separated: compare (against LiteLLM), auth (virtual keys and limits on "
-        "Redis against no auth), flood (valid calls under a wrong-key flood)",
+        help="comma-separated: compare (against LiteLLM and Portkey), auth (virtual keys and "
+        "limits on Redis against no auth), flood (valid calls under a wrong-key flood)",
     )
     parser.add_argument("--flood-rate", type=float, default=1000.0)
     parser.add_argument(
@@ -902,9 +1174,17 @@ def main() -> None:
         choices=("auto", "on", "off"),
         default="auto",
         help="on: served processes on the first CPU, everything else on the rest; auto: on "
-        "with the flood mode",
+        "where there are two CPUs or more",
     )
     args = parser.parse_args()
+    args.servers = args.servers.split(",")
+    if unknown := set(args.servers) - {"uvicorn", "granian"}:
+        parser.error(f"unknown servers: {', '.join(sorted(unknown))} (uvicorn, granian)")
+    if "granian" in args.servers and importlib.util.find_spec("granian") is None:
+        print("granian: skipped (not installed: pip install 'modelplug-gateway[granian]')")
+        args.servers.remove("granian")
+    if not args.servers:
+        parser.error("no server to measure the gateway on")
     modes = set(args.modes.split(","))
     if unknown := modes - {"compare", "auth", "flood"}:
         parser.error(f"unknown modes: {', '.join(sorted(unknown))}")
@@ -915,7 +1195,7 @@ def main() -> None:
         parser.error(
             f"unknown flood targets: {', '.join(sorted(unknown))} (keys, gate, relay, elsewhere)"
         )
-    if args.pin == "on" or (args.pin == "auto" and "flood" in modes):
+    if args.pin != "off":
         pin(parser, asked=args.pin == "on")
 
     work = Path(tempfile.mkdtemp(prefix="gateway-bench-"))
@@ -926,25 +1206,31 @@ def main() -> None:
     try:
         wait_up(upstream_url + "/")
         if "compare" in modes:
-            compare(args, work, upstream_url, processes)
+            compare(args, work, upstream_url)
         if modes & {"auth", "flood"}:
             redis = RedisServer(work)
             keys = KeysGateways(work, upstream_url, redis.url)
             urls: dict[str, str] = {}
             logs: list[Path] = []
             pids: dict[str, int] = {}
-            for name, policy in (("keys", True), ("gate", False)):
-                if name == "gate" and "auth" not in modes and "gate" not in flood_targets:
-                    continue
+            first = args.servers[0]
+            # The keys gateway on each server (for the flood); the key gate alone on the
+            # first (auth, flood's gate target).
+            wanted = [(keys_name(server), True, server) for server in args.servers]
+            if "auth" in modes or "gate" in flood_targets:
+                wanted.append(("gate", False, first))
+            if "flood" not in modes:
+                wanted = [w for w in wanted if w[0] in ("keys", "gate")]
+            for name, policy, server in wanted:
                 port = free_port()
-                gateway, log = keys.start(port, policy=policy)
+                gateway, log = keys.start(port, policy=policy, server=server)
                 processes.append(gateway)
                 pids[name] = gateway.pid
                 logs.append(log)
                 urls[name] = f"http://127.0.0.1:{port}"
             if "auth" in modes:
                 port = free_port()
-                processes.append(open_gateway(work, upstream_url, port))
+                processes.append(open_gateway(work, upstream_url, port, first))
                 urls["open"] = f"http://127.0.0.1:{port}"
             for url in urls.values():
                 wait_up(url + "/health", timeout=120)
@@ -957,18 +1243,25 @@ def main() -> None:
                 relay_url, relay = start_relay(upstream_url)
                 processes.append(relay)
                 wait_up(relay_url + "/health")
-                every = {
-                    "keys": ("keys gateway", urls["keys"], keys.key, pids["keys"], None),
-                    "gate": (
-                        "key gate alone", urls.get("gate", ""), keys.key, pids.get("gate", 0), None
-                    ),
-                    "relay": ("bare relay", relay_url, RELAY_KEY, relay.pid, None),
-                    "elsewhere": (
-                        "keys gateway (the flood sent to the bare relay)",
+                every: dict[str, list[tuple[str, str, str, int, str | None]]] = {
+                    "keys": [
+                        (
+                            f"keys gateway ({server})", urls[keys_name(server)], keys.key,
+                            pids[keys_name(server)], None,
+                        )
+                        for server in args.servers
+                    ],
+                    "gate": [(
+                        f"key gate alone ({first})", urls.get("gate", ""), keys.key,
+                        pids.get("gate", 0), None,
+                    )],
+                    "relay": [("bare relay", relay_url, RELAY_KEY, relay.pid, None)],
+                    "elsewhere": [(
+                        f"keys gateway ({first}; the flood sent to the bare relay)",
                         urls["keys"], keys.key, relay.pid, relay_url,
-                    ),
+                    )],
                 }  # fmt: skip
-                targets = [every[name] for name in flood_targets]
+                targets = [target for name in flood_targets for target in every[name]]
                 for shape in args.flood_shapes.split(","):
                     for label, url, key, pid, flood_url in targets:
                         key_flood(
@@ -983,12 +1276,7 @@ def main() -> None:
         if redis is not None:
             processes.append(redis.process)
         for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            stop(process)
 
 
 if __name__ == "__main__":
