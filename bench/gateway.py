@@ -1277,6 +1277,7 @@ def main() -> None:
             processes.append(redis.process)
         for process in processes:
             stop(process)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
