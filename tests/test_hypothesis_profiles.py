@@ -68,13 +68,22 @@ def test_a_contributors_run_takes_a_quarter_of_the_examples(tmp_path: Path) -> N
     assert run_property_tests(tmp_path) == "runs default=25 own=75 slow_ok=None"
 
 
-def test_ci_set_to_false_is_a_contributors_run(tmp_path: Path) -> None:
-    assert run_property_tests(tmp_path, CI="false") == "runs default=25 own=75 slow_ok=None"
+@pytest.mark.parametrize(
+    ("environ", "profile"),
+    [
+        ({"CI": "true"}, "ci"),
+        ({"CI": "1"}, "ci"),
+        ({"CI": "false"}, "dev"),
+        ({"CI": "0"}, "dev"),
+        ({}, "dev"),
+        ({"MODELPLUG_HYPOTHESIS_PROFILE": "ci"}, "ci"),
+        ({"CI": "true", "MODELPLUG_HYPOTHESIS_PROFILE": "dev"}, "dev"),
+    ],
+)
+def test_the_profile_follows_ci_unless_one_is_named(environ: dict[str, str], profile: str) -> None:
+    from modelplug.testing import hypothesis_profile
 
-
-def test_the_profile_can_be_chosen_by_name(tmp_path: Path) -> None:
-    line = run_property_tests(tmp_path, MODELPLUG_HYPOTHESIS_PROFILE="ci")
-    assert line == "runs default=100 own=300 slow_ok=None"
+    assert hypothesis_profile(environ) == profile
 
 
 def test_an_unknown_profile_name_says_which_exist() -> None:
