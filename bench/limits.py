@@ -1,8 +1,8 @@
 """The limits policy's overhead per call: with its memory store, with this machine's
 SQLite file (the default without Redis) and with Redis on loopback, against the same
-call without the policy, all in one run.
+call without the policy, all in one run; and the cost of one admission in Redis alone.
 
-    python bench/limits.py [--calls 2000] [--repeat 3]
+    python bench/limits.py [--calls 2000] [--repeat 3] [--without-hiredis]
 
 Each call is a whole ``acomplete`` on a FakeModel (no network, so what is measured is
 modelplug's own work): the baseline has no policy; "memory", "sqlite" and "redis" have the limits
@@ -14,6 +14,13 @@ ratios against the baseline, and the Redis round trips per call (the target: at 
 on the happy path, one reservation and one settlement). The fallback policy's own
 cooldown check is one more round trip when its store is Redis too; it is not installed
 here.
+
+One admission is one reservation in the Redis counter store (``RedisCounters.reserve``:
+one EVALSHA of the reserve script, the gateway's per-call admission), timed alone: one
+after another (wall time, and this process's CPU time, which the waiting does not
+count) and 64 at once (CPU time per admission: what a busy process pays). Printed as
+min and median over the repeats. ``--without-hiredis`` hides hiredis from redis-py,
+which then parses replies in Python: what hiredis buys.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import argparse
 import asyncio
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -107,6 +115,38 @@ def start_redis() -> tuple[subprocess.Popen[bytes], str] | None:
     return None
 
 
+ADMISSION = [("rate:bench:requests", 1, 10**9, 60.0), ("rate:bench:tokens", 76, 10**12, 60.0)]
+
+
+async def per_admission(store: Any, admissions: int, at_once: int) -> tuple[float, float]:
+    """Microseconds of wall time and of this process's CPU time per admission, with
+    ``at_once`` reservations in flight together."""
+    from modelplug_limits.store import Charge
+
+    charges = [Charge(key, amount, limit, ttl=ttl) for key, amount, limit, ttl in ADMISSION]
+
+    async def some(count: int) -> None:
+        for _ in range(count):
+            outcome = await store.reserve(charges)
+            assert outcome.refused is None and not outcome.degraded, outcome
+
+    await asyncio.gather(*(some(50) for _ in range(at_once)))  # warm up: connections, scripts
+    each = max(1, admissions // at_once)
+    wall, cpu = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(some(each) for _ in range(at_once)))
+    done = each * at_once
+    return (
+        (time.perf_counter() - wall) / done * 1e6,
+        (time.process_time() - cpu) / done * 1e6,
+    )
+
+
+def parser_in_use() -> str:
+    from redis.utils import HIREDIS_AVAILABLE
+
+    return "redis-py parses with hiredis" if HIREDIS_AVAILABLE else "redis-py parses in Python"
+
+
 async def redis_store(url: str) -> tuple[Any, Client]:
     from modelplug_redis import counter_store
 
@@ -120,14 +160,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--without-hiredis", action="store_true", help="redis-py parses replies in Python"
+    )
     args = parser.parse_args()
+    if args.without_hiredis:
+        sys.modules["hiredis"] = None  # type: ignore[assignment]  # import hiredis fails
     from modelplug_limits import MemoryCounters, SqliteCounters
 
     redis = start_redis()
     try:
 
-        async def run() -> dict[str, float]:
+        async def run() -> dict[str, list[float]]:
             results: dict[str, list[float]] = {"none": [], "memory": [], "sqlite": [], "redis": []}
+            for name in ("one wall", "one cpu", "64 wall", "64 cpu"):
+                results[name] = []
             store = owner = None
             if redis is not None:
                 store, owner = await redis_store(redis[1])
@@ -141,11 +188,16 @@ def main() -> int:
                     results["redis"].append(await per_call(client_for(store), args.calls))
                     trips = (store.connection.round_trips - before) / (args.calls + 50)
                     results["trips"] = [trips]
+                    for at_once in (1, 64):
+                        wall, cpu = await per_admission(store, args.calls, at_once)
+                        results[f"{'one' if at_once == 1 else at_once} wall"].append(wall)
+                        results[f"{'one' if at_once == 1 else at_once} cpu"].append(cpu)
             if owner is not None:
                 await owner.aclose()
-            return {name: min(values) for name, values in results.items() if values}
+            return {name: values for name, values in results.items() if values}
 
-        best = asyncio.run(run())
+        measured = asyncio.run(run())
+        best = {name: min(values) for name, values in measured.items()}
     finally:
         if redis is not None:
             redis[0].terminate()
@@ -166,6 +218,21 @@ def main() -> int:
             f"{best['redis'] / best['none']:.2f}x  "
             f"({best['trips']:.2f} Redis round trips per call; target <= 2)"
         )
+        import modelplug_redis
+
+        where = Path(modelplug_redis.__file__).parent
+        print(f"one admission in Redis (a reservation), {parser_in_use()}, code in {where}")
+        for label, name in (
+            ("one after another, wall", "one wall"),
+            ("one after another, CPU ", "one cpu"),
+            ("64 at once, wall       ", "64 wall"),
+            ("64 at once, CPU        ", "64 cpu"),
+        ):
+            values = measured[name]
+            print(
+                f"  {label} min {min(values):7.1f}  median {statistics.median(values):7.1f}"
+                " us/admission"
+            )
     else:
         print("  limits, redis store  skipped (redis-server is not installed)")
     return 0

@@ -1,98 +1,168 @@
-"""The counter scripts' own pipelined link, against a real redis-server: scripts run
-and load themselves, concurrent calls each get their own reply, a late reply never
-reaches the next call, a login and a database from the URL, and a server that goes
-away fails what waits on it and is reconnected to after."""
+"""The stores' commands through redis-py (asyncio, hiredis parsing the replies), against
+a real redis-server: scripts run and load themselves again after a SCRIPT FLUSH or a
+restart, concurrent calls each get their own reply, a reply that comes after its call
+gave up never reaches the next call, a login and a database from the URL, and a server
+that goes away fails what waits on it and is connected to again after."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 from typing import Any
 
 import pytest
 import redis as sync_redis
-from modelplug_redis.connection import StoreUnavailableError, connection_for
-from modelplug_redis.resp import ReplyError
-from modelplug_redis.script_link import Scripts, open_link
+import redis.utils
+from modelplug_redis.connection import Connection, StoreUnavailableError, connection_for
 
 ECHO = "return {ARGV[1], #KEYS}"
+BOUND = 60.0  # seconds: a hang guard, never reached when things work
 
 
-def test_a_script_runs_and_loads_itself_after_a_flush(redis_server: Any) -> None:
+def connection_on(make_client: Any, url: str, **options: Any) -> Connection:
+    settings = {"url": url, "timeout": 5.0, "retry_interval": 0.0, "fail": "closed", **options}
+    connection = connection_for(make_client("modelplug-redis", config={"redis": settings}))
+    assert connection is not None
+    return connection
+
+
+async def found_back(connection: Connection) -> None:
+    """Until the process's check (a PING in the background) finds Redis answering."""
+    async with asyncio.timeout(BOUND):
+        while connection.is_down():
+            await asyncio.sleep(0.01)
+
+
+def test_redis_py_parses_with_hiredis_which_the_plugin_requires() -> None:
+    requires = importlib.metadata.requires("modelplug-redis") or []
+    assert any(r.split(";")[0].strip().startswith("hiredis") for r in requires), requires
+    assert redis.utils.HIREDIS_AVAILABLE
+
+
+def test_a_script_runs_and_loads_itself_after_a_flush(make_client: Any, redis_server: Any) -> None:
+    connection = connection_on(make_client, redis_server.url)
+
     async def run() -> list[Any]:
-        scripts = Scripts(redis_server.url)
-        try:
-            first = await scripts.run(ECHO, ["a", "b"], ["one"])
-            sync_redis.Redis.from_url(redis_server.url).script_flush()
-            second = await scripts.run(ECHO, ["a"], ["two"])
-            return [first, second]
-        finally:
-            await scripts.aclose()
+        first = await connection.script(ECHO, ["a", "b"], ["one"])
+        sync_redis.Redis.from_url(redis_server.url).script_flush()
+        second = await connection.script(ECHO, ["a"], ["two"])
+        await connection.client.aclose()
+        return [first, second]
 
     assert asyncio.run(run()) == [[b"one", 2], [b"two", 1]]
 
 
-def test_two_hundred_calls_at_once_each_get_their_own_reply(redis_server: Any) -> None:
+def test_a_script_loads_itself_on_a_restarted_server_without_an_outage(
+    make_client: Any, redis_server: Any
+) -> None:
+    # The pooled connection died with the server: redis-py finds it dead when it hands
+    # it out and connects anew, so the first call after the restart is answered.
+    connection = connection_on(make_client, redis_server.url)
+
     async def run() -> list[Any]:
-        scripts = Scripts(redis_server.url)
-        try:
-            return await asyncio.gather(*(scripts.run(ECHO, [], [i]) for i in range(200)))
-        finally:
-            await scripts.aclose()
+        before = await connection.script(ECHO, [], ["before"])
+        redis_server.kill()
+        await asyncio.sleep(0.2)  # the loop reads the connection's end (any busy loop would)
+        redis_server.start()
+        after = await connection.script(ECHO, [], ["after"])
+        await connection.client.aclose()
+        return [before, after, connection.is_down()]
+
+    assert asyncio.run(run()) == [[b"before", 0], [b"after", 0], False]
+
+
+def test_two_hundred_calls_at_once_each_get_their_own_reply(
+    make_client: Any, redis_server: Any
+) -> None:
+    connection = connection_on(make_client, redis_server.url)
+
+    async def run() -> list[Any]:
+        replies = await asyncio.gather(*(connection.script(ECHO, [], [i]) for i in range(200)))
+        await connection.client.aclose()
+        return replies
 
     assert asyncio.run(run()) == [[str(i).encode(), 0] for i in range(200)]
 
 
-def test_a_call_given_up_on_never_hands_its_reply_to_the_next(redis_server: Any) -> None:
+def test_a_call_given_up_on_never_hands_its_reply_to_the_next(
+    make_client: Any, redis_server: Any
+) -> None:
+    connection = connection_on(make_client, redis_server.url)
+
     async def run() -> Any:
-        link = await open_link(redis_server.url)
-        try:
-            slow = link.call("BLPOP", "nothing-here", "0.3")  # nil after 0.3 s
-            with pytest.raises(TimeoutError):
-                await asyncio.wait_for(slow, 0.05)
-            return await link.call("PING")
-        finally:
-            link.close()
+        await connection.script(ECHO, [], ["warm"])  # one connection in the pool
+        slow = connection.run(lambda r: r.blpop(["nothing-here"], 0.3))  # nil after 0.3 s
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(slow, 0.05)
+        after = await connection.script(ECHO, [], ["mine"])
+        await asyncio.sleep(0.4)  # the late nil has come by now, wherever it went
+        later = await connection.script(ECHO, [], ["mine too"])
+        await connection.client.aclose()
+        return [after, later]
 
-    assert asyncio.run(run()) == b"PONG"
-
-
-def test_an_error_reply_is_raised_to_its_call_only(redis_server: Any) -> None:
-    async def run() -> list[Any]:
-        link = await open_link(redis_server.url)
-        try:
-            wrong = link.call("EVAL", "return redis.call('NOSUCHCOMMAND')", 0)
-            fine = link.call("PING")
-            with pytest.raises(ReplyError) as raised:
-                await wrong
-            return [raised.value.code, await fine]
-        finally:
-            link.close()
-
-    assert asyncio.run(run()) == ["ERR", b"PONG"]
+    assert asyncio.run(run()) == [[b"mine", 0], [b"mine too", 0]]
 
 
-def test_the_database_in_the_url_is_the_one_written(redis_server: Any) -> None:
+def test_a_reply_later_than_the_timeout_is_redis_unavailable_and_never_read_by_the_next(
+    make_client: Any, redis_server: Any
+) -> None:
+    connection = connection_on(make_client, redis_server.url, timeout=0.2)
+
+    async def run() -> tuple[str, Any]:
+        await connection.script(ECHO, [], ["warm"])
+        with pytest.raises(StoreUnavailableError) as raised:
+            await connection.run(lambda r: r.blpop(["nothing-here"], 0.6))
+        await asyncio.sleep(0.6)  # its nil has come
+        await found_back(connection)
+        after = await connection.script(ECHO, [], ["mine"])
+        await connection.client.aclose()
+        return str(raised.value), after
+
+    message, after = asyncio.run(run())
+    assert "is unavailable (TimeoutError)" in message
+    assert after == [b"mine", 0]
+
+
+def test_an_error_reply_is_named_by_its_kind_never_its_text(
+    make_client: Any, redis_server: Any
+) -> None:
+    connection = connection_on(make_client, redis_server.url)
+
+    async def run() -> tuple[str, Any]:
+        with pytest.raises(StoreUnavailableError) as raised:
+            await connection.script("return redis.error_reply('ERR tenant-42 secret')", [], [])
+        await found_back(connection)
+        fine = await connection.script(ECHO, [], ["fine"])
+        await connection.client.aclose()
+        return str(raised.value), fine
+
+    message, fine = asyncio.run(run())
+    assert "unavailable (the server answered an error: ResponseError)" in message
+    assert "tenant-42" not in message
+    assert fine == [b"fine", 0]
+
+
+def test_the_database_in_the_url_is_the_one_written(make_client: Any, redis_server: Any) -> None:
     url = f"redis://127.0.0.1:{redis_server.port}/3"
+    connection = connection_on(make_client, url)
 
     async def run() -> None:
-        scripts = Scripts(url)
-        try:
-            await scripts.run("return redis.call('SET', KEYS[1], ARGV[1])", ["k"], ["v3"])
-        finally:
-            await scripts.aclose()
+        await connection.script("return redis.call('SET', KEYS[1], ARGV[1])", ["k"], ["v3"])
+        await connection.client.aclose()
 
     asyncio.run(run())
     assert sync_redis.Redis.from_url(url).get("k") == b"v3"
     assert sync_redis.Redis.from_url(redis_server.url).get("k") is None
 
 
-def test_a_password_in_the_url_logs_in(locked_redis_server: Any) -> None:
+def test_a_password_in_the_url_logs_in(make_client: Any, locked_redis_server: Any) -> None:
+    url = f"redis://:secret-pw@127.0.0.1:{locked_redis_server.port}/0"
+    connection = connection_on(make_client, url)
+
     async def run() -> Any:
-        scripts = Scripts(f"redis://:secret-pw@127.0.0.1:{locked_redis_server.port}/0")
-        try:
-            return await scripts.run(ECHO, [], ["in"])
-        finally:
-            await scripts.aclose()
+        answer = await connection.script(ECHO, [], ["in"])
+        await connection.client.aclose()
+        return answer
 
     assert asyncio.run(run()) == [b"in", 0]
 
@@ -101,89 +171,42 @@ def test_a_wrong_password_is_redis_unavailable_and_never_shown(
     locked_redis_server: Any, make_client: Any
 ) -> None:
     url = f"redis://:wrong-pw-123@127.0.0.1:{locked_redis_server.port}/0"
-    client = make_client("modelplug-redis", config={"redis": {"url": url, "timeout": 5.0}})
-    connection = connection_for(client)
-    assert connection is not None
+    connection = connection_on(make_client, url)
 
     async def run() -> str:
         with pytest.raises(StoreUnavailableError) as raised:
             await connection.script(ECHO, [], ["x"])
-        await client.aclose()
+        await connection.client.aclose()
         return str(raised.value)
 
     message = asyncio.run(run())
-    assert "unavailable (the server answered WRONGPASS)" in message
+    assert "unavailable (the server refused the login: check the user and password" in message
     assert "wrong-pw-123" not in message
 
 
-def test_a_server_that_goes_away_fails_the_waiting_call_and_is_reconnected_to_after(
-    redis_server: Any,
+def test_a_server_that_goes_away_fails_the_waiting_call_and_is_connected_to_after(
+    make_client: Any, redis_server: Any
 ) -> None:
-    async def run() -> list[Any]:
-        scripts = Scripts(redis_server.url)
-        try:
-            before = await scripts.run(ECHO, [], ["before"])
-            link = await scripts.link()
-            waiting = link.call("BLPOP", "nothing-here", "5")
-            redis_server.kill()
-            with pytest.raises(ConnectionError):
-                await asyncio.wait_for(waiting, 10)
-            with pytest.raises(ConnectionError):
-                await scripts.run(ECHO, [], ["while down"])
-            redis_server.start()
-            after = await scripts.run(ECHO, [], ["after"])
-            return [before, after]
-        finally:
-            await scripts.aclose()
+    connection = connection_on(make_client, redis_server.url)
 
-    assert asyncio.run(run()) == [[b"before", 0], [b"after", 0]]
+    async def run() -> tuple[Any, str, str, Any]:
+        before = await connection.script(ECHO, [], ["before"])
+        waiting = asyncio.ensure_future(
+            connection.run(lambda r: r.blpop(["nothing-here"], 4))  # under the timeout
+        )
+        await asyncio.sleep(0.2)  # sent, and waiting for its reply
+        redis_server.kill()
+        with pytest.raises(StoreUnavailableError) as failed:
+            await asyncio.wait_for(waiting, BOUND)
+        with pytest.raises(StoreUnavailableError) as refused:
+            await connection.script(ECHO, [], ["while down"])
+        redis_server.start()
+        await found_back(connection)
+        after = await connection.script(ECHO, [], ["after"])
+        await connection.client.aclose()
+        return before, str(failed.value), str(refused.value), after
 
-
-def test_only_plain_tcp_urls_get_the_link(make_client: Any) -> None:
-    def scripts_for(url: str) -> Any:
-        client = make_client("modelplug-redis", config={"redis": {"url": url}})
-        connection = connection_for(client)
-        assert connection is not None
-
-        async def ask() -> Any:
-            found = connection.scripts()
-            await client.aclose()
-            return found
-
-        return asyncio.run(ask())
-
-    assert isinstance(scripts_for("redis://127.0.0.1:6399/0"), Scripts)
-    assert scripts_for("rediss://127.0.0.1:6399/0") is None
-    assert scripts_for("unix:///tmp/redis.sock") is None
-
-
-def test_a_caller_that_gives_up_while_connecting_leaves_the_link_to_the_next() -> None:
-    # A server that answers AUTH late: the first caller's timeout ends its wait, not the
-    # connect, and the next caller gets that same connection (one accepted, not two).
-    async def run() -> tuple[Any, int]:
-        accepted = 0
-
-        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            nonlocal accepted
-            accepted += 1
-            await reader.readuntil(b"secret\r\n")  # AUTH's last argument
-            await asyncio.sleep(0.3)
-            writer.write(b"+OK\r\n")
-            await reader.readuntil(b"PING\r\n")
-            writer.write(b"+PONG\r\n")
-            await reader.read()
-
-        server = await asyncio.start_server(handle, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        scripts = Scripts(f"redis://:secret@127.0.0.1:{port}/0")
-        try:
-            with pytest.raises(TimeoutError):
-                await asyncio.wait_for(scripts.link(), 0.05)
-            await asyncio.sleep(0.5)  # the connect ends with nobody waiting for it
-            link = await scripts.link()
-            return await link.call("PING"), accepted
-        finally:
-            await scripts.aclose()
-            server.close()
-
-    assert asyncio.run(run()) == (b"PONG", 1)
+    before, failed, refused, after = asyncio.run(run())
+    assert before == [b"before", 0] and after == [b"after", 0]
+    assert "is unavailable (ConnectionError)" in failed
+    assert "is unavailable (failed lately)" in refused  # nothing sent while it is down

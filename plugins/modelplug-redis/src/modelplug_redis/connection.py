@@ -1,9 +1,14 @@
-"""The ``[redis]`` settings, the connection per event loop, and what happens when Redis
-is down or slow: short timeouts, then fail-open (this process's memory, said in a
+"""The ``[redis]`` settings, the redis-py client per event loop, and what happens when
+Redis is down or slow: short timeouts, then fail-open (this process's memory, said in a
 Notice) or fail-closed (a clear error), never a hang. Once a command has met the outage,
 no call sends Redis anything until a check in the background (a PING every
 ``retry_interval``) finds it answering again: a call waits one timeout at most, however
-many steps it has, and the calls after it none."""
+many steps it has, and the calls after it none.
+
+Every command goes through redis-py's asyncio API (hiredis parses the replies when it is
+installed, which this plugin requires): its pool, its socket timeouts (each connect and
+each reply waits ``[redis] timeout`` at most), its Script objects for the Lua scripts
+(EVALSHA, loaded again on NOSCRIPT) and its exceptions."""
 
 from __future__ import annotations
 
@@ -18,8 +23,6 @@ from modelplug.plugin import ModelplugError, read_options, register_secret
 
 if TYPE_CHECKING:
     from modelplug.plugin import Client
-
-    from .script_link import Scripts
 
 __all__ = ["Connection", "RedisOptions", "StoreUnavailableError", "connection_for"]
 
@@ -98,8 +101,7 @@ class Connection:
         self.where = shown_url(url)
         self._outage = _OUTAGES.setdefault(url, _Outage())
         self.round_trips = 0  # counted for the benchmark
-        self._plain_tcp = urlsplit(url).scheme == "redis"
-        self._registrations: dict[tuple[int, str], tuple[Any, Any]] = {}
+        self._scripts: dict[str, Any] = {}  # a script's text -> redis-py's Script
         password = urlsplit(url).password
         if password:
             register_secret(password)
@@ -131,19 +133,6 @@ class Connection:
             return aioredis.Redis.from_pool(pool)  # closing the client closes the pool
 
         return self.client.async_http(f"modelplug-redis:{self.url}", make)
-
-    def scripts(self) -> Scripts | None:
-        """The Lua scripts' own pipelined link for the running loop
-        (:mod:`modelplug_redis.script_link`), for ``redis://`` URLs; None otherwise
-        (TLS and unix sockets keep redis-py)."""
-        if not self._plain_tcp:
-            return None
-        from .script_link import Scripts
-
-        return self.client.async_http(
-            f"modelplug-redis-scripts:{self.url}",
-            lambda: Scripts(self.url, self.options.timeout),
-        )
 
     def is_down(self) -> bool:
         """Whether Redis counts as down in this process: from the first command that
@@ -200,30 +189,22 @@ class Connection:
         return await self._bounded(lambda: operation(self.redis()))
 
     async def script(self, text: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
-        """Run one Lua script (EVALSHA, loaded on NOSCRIPT) as :meth:`run` runs an
-        operation: on the scripts' own link for ``redis://``
-        (:mod:`modelplug_redis.script_link`), through redis-py otherwise."""
-        scripts = self.scripts()
-        if scripts is not None:
-            return await self._bounded(lambda: scripts.run(text, keys, args))
-        return await self._bounded(lambda: self._registered(text)(keys=keys, args=args))
-
-    def _registered(self, text: str) -> Any:
-        """redis-py's Script for ``text`` on the running loop's client (one per client)."""
-        redis = self.redis()
-        found = self._registrations.get((id(redis), text))
-        if found is None or found[0] is not redis:
-            found = self._registrations[(id(redis), text)] = (redis, redis.register_script(text))
-        return found[1]
+        """Run one Lua script as :meth:`run` runs an operation, by redis-py's Script
+        (EVALSHA; on NOSCRIPT, after a SCRIPT FLUSH or a restart, it loads the script
+        and runs it again)."""
+        registered = self._scripts.get(text)
+        if registered is None:
+            registered = self._scripts[text] = self.redis().register_script(text)
+        # The Script keeps its text and SHA; the client passed is the running loop's.
+        return await self._bounded(lambda: registered(keys=keys, args=args, client=self.redis()))
 
     async def _bounded(self, start: Callable[[], Awaitable[T]]) -> T:
         if self.is_down():
             raise StoreUnavailableError(self.problem("failed lately"))
         self.round_trips += 1
         try:
-            # The socket timeouts bound each read and write (the scripts' link bounds
-            # each reply); this bounds the whole (asyncio.timeout: no task per command,
-            # as wait_for would make).
+            # redis-py's socket timeouts bound the connect and each reply; this bounds
+            # the whole (asyncio.timeout: no task per command, as wait_for would make).
             async with asyncio.timeout(self.options.timeout * 4):
                 answer = await start()
         except Exception as exc:
@@ -231,15 +212,10 @@ class Connection:
                 raise
             import redis.exceptions
 
-            from .resp import ReplyError
-
-            failed = redis.exceptions.RedisError | ReplyError | OSError | TimeoutError
-            if not isinstance(exc, failed):
+            if not isinstance(exc, redis.exceptions.RedisError | OSError | TimeoutError):
                 raise
             self._went_down()
-            # An error reply's first word (WRONGPASS, NOPERM, ERR), never its text.
-            what = f"the server answered {exc.code}" if isinstance(exc, ReplyError) else None
-            raise StoreUnavailableError(self.problem(what or type(exc).__name__)) from None
+            raise StoreUnavailableError(self.problem(what_failed(exc))) from None
         if self._outage.down:
             self._outage.down = False  # sent before the outage was met, and answered
         return answer
@@ -251,6 +227,21 @@ class Connection:
             else 'refusing calls while it is down ([redis] fail = "closed")'
         )
         return f"modelplug-redis: Redis at {self.where} is unavailable ({what}); {mode}"
+
+
+def what_failed(exc: BaseException) -> str:
+    """What went wrong, for the message: the kind of failure, never an error reply's
+    text (it may quote a key or a script)."""
+    import redis.exceptions as errors
+
+    if isinstance(exc, errors.AuthenticationError):
+        # WRONGPASS or NOAUTH: the password (never shown) is wrong or missing.
+        return "the server refused the login: check the user and password in the URL"
+    if isinstance(exc, errors.NoPermissionError):
+        return "the server's ACL denies this user a command the stores need (NOPERM)"
+    if isinstance(exc, errors.ResponseError):
+        return f"the server answered an error: {type(exc).__name__}"
+    return type(exc).__name__
 
 
 def connection_for(client: Client) -> Connection | None:
