@@ -106,13 +106,14 @@ def test_a_call_given_up_on_never_hands_its_reply_to_the_next(
 def test_a_reply_later_than_the_timeout_is_redis_unavailable_and_never_read_by_the_next(
     make_client: Any, redis_server: Any
 ) -> None:
-    connection = connection_on(make_client, redis_server.url, timeout=0.2)
+    # A timeout a loaded machine keeps for the other commands; the BLPOP outlasts it.
+    connection = connection_on(make_client, redis_server.url, timeout=1.0)
 
     async def run() -> tuple[str, Any]:
         await connection.script(ECHO, [], ["warm"])
         with pytest.raises(StoreUnavailableError) as raised:
-            await connection.run(lambda r: r.blpop(["nothing-here"], 0.6))
-        await asyncio.sleep(0.6)  # its nil has come
+            await connection.run(lambda r: r.blpop(["nothing-here"], 2.5))
+        await asyncio.sleep(1.6)  # its nil has come
         await found_back(connection)
         after = await connection.script(ECHO, [], ["mine"])
         await connection.client.aclose()
