@@ -193,6 +193,30 @@ def _check_base_url(url: str, allow_insecure_http: bool, provider: str) -> str:
     return url.rstrip("/")
 
 
+# RFC 9110's token: what a header name may be made of.
+_TOKEN = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def check_headers(headers: dict[str, str], *, provider: str = "") -> None:
+    """Refuse a header an HTTP request cannot carry, naming it (never its value, which
+    is often a key): a name that is not an HTTP token, a value with a line break or a
+    control character (it would end the header early: request splitting), or a value
+    outside ASCII."""
+    who = f" of provider {provider!r}" if provider else ""
+    for name, value in headers.items():
+        if not name or not _TOKEN.issuperset(name):
+            raise ConfigError(
+                f"header name {name[:60]!r}{who} is not a valid HTTP header name: use "
+                "letters, digits and - only (e.g. x-team)"
+            )
+        if not value.isascii() or any((c < " " and c != "\t") or c == "\x7f" for c in value):
+            raise ConfigError(
+                f"the value of header {name!r}{who} has a line break, a control character "
+                "or a character outside ASCII, which an HTTP header cannot carry; write it "
+                "on one line in ASCII (percent-encode or base64 anything else)"
+            )
+
+
 # Query parameters that carry a credential: these names, and any name ending in one of
 # the suffixes (``googleApiKey``, ``x-access-token``), compared without case, - or _.
 _SECRET_QUERY_NAMES = frozenset(
@@ -645,6 +669,10 @@ class Settings:
                 )
             for value in provider.headers.values():
                 register_secret(value)
+            try:
+                check_headers(provider.headers, provider=name)
+            except ConfigError as exc:
+                raise ConfigError(f"{self._source('providers')}: {exc}") from None
             providers[name] = provider
         return providers
 
