@@ -125,21 +125,19 @@ def test_modelplug_cooldowns_clear_takes_an_alias_for_the_model_it_names(
     tmp_path: Path,
 ) -> None:
     machine = Machine(tmp_path)
-    (tmp_path / "config.toml").write_text(
-        '[providers.lab]\ntype = "openai-compatible"\nbase_url = "http://127.0.0.1:9/v1"\n'
-        '\n[aliases]\nfirst = "lab/m"\n'
-    )
+    # Core's own echo provider: this plugin's tests run from its sdist beside core only.
+    (tmp_path / "config.toml").write_text('[aliases]\nfirst = "echo/m"\n')
     # Marked by another process, as the policy marks it: by the route's name.
     machine.run(
         "-c",
         "import sys; from pathlib import Path; "
         "from modelplug_fallback import SqliteCooldowns; "
-        "SqliteCooldowns(Path(sys.argv[1])).mark_now('lab/m', 3600)",
+        "SqliteCooldowns(Path(sys.argv[1])).mark_now('echo/m', 3600)",
         str(tmp_path / "data" / "cooldowns.sqlite3"),
     )
-    assert list(listed(machine)) == ["lab/m"]
+    assert list(listed(machine)) == ["echo/m"]
 
     cleared = json.loads(machine.modelplug("cooldowns", "clear", "first", "--json"))
 
-    assert cleared["cleared"] == ["lab/m"]
+    assert cleared["cleared"] == ["echo/m"]
     assert listed(machine) == {}
