@@ -6,6 +6,7 @@ missing."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -55,6 +56,8 @@ class Served:
             cwd=cwd,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
+            # Its own process group: a worker left behind is ended with it (below).
+            start_new_session=True,
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and self.process.poll() is None:
@@ -74,6 +77,10 @@ class Served:
         except subprocess.TimeoutExpired:
             self.process.kill()
             code = self.process.wait()
+        # A worker process that outlived its parent (granian's, on a loaded machine)
+        # would hold the output pipe open, and the read below would wait for ever.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
         output = self.process.stdout.read().decode() if self.process.stdout else ""
         return code, output
 

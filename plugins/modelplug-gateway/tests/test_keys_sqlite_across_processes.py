@@ -83,6 +83,8 @@ def gateway(operator: Operator) -> Iterator[str]:
                 break
             except httpx2.TransportError:
                 if server.poll() is not None or time.monotonic() > deadline:
+                    server.kill()  # a server still starting would hold the pipe open
+                    server.wait(timeout=20)
                     stderr = server.stderr.read().decode() if server.stderr else ""
                     raise RuntimeError(f"the gateway did not start: {stderr}") from None
                 time.sleep(0.05)
