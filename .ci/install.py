@@ -3,6 +3,11 @@
     python3 .ci/install.py            # make or refresh .venv/ at the repository root
     python .ci/install.py --here      # install into the running Python (what tox does)
 
+``--here --newest`` asks the index again for every dependency and takes the newest
+release our ranges allow (never a cached resolution), then prints the versions of the
+libraries whose public API we build on: tox's ``newest`` env, so a release that breaks
+us shows in CI before users see it.
+
 Without ``--here`` it creates ``.venv/`` (so Debian's externally managed Python is never
 touched), installs core and every plugin under ``plugins/`` editable with their test
 extras, and the tools the README's commands use (tox, build, uv). Adding a plugin
@@ -31,15 +36,49 @@ def targets() -> list[str]:
     return out
 
 
-def pip_install(python: Path | str, packages: list[str]) -> int:
+# The libraries whose public API core and the plugins build on (issue: "CI against the
+# newest releases too").
+WATCHED = [
+    "httpx2",
+    "httpcore2",
+    "uvicorn",
+    "granian",
+    "redis",
+    "hiredis",
+    "pluggy",
+    "pydantic",
+    "anthropic",
+    "openai",
+    "botocore",
+    "genai-prices",
+    "opentelemetry-api",
+    "prometheus-client",
+]
+
+
+def pip_install(python: Path | str, packages: list[str], *, newest: bool = False) -> int:
     print("installing:", " ".join(p for p in packages if p != "-e"), flush=True)
     uv = VENV / "bin" / "uv"
     if uv.exists() and Path(python) != VENV / "bin" / "python":
         # tox's environments: uv from .venv installs in seconds what pip takes a minute for.
+        fresh = ["--upgrade", "--refresh"] if newest else []
         return subprocess.call(
-            [str(uv), "pip", "install", "--quiet", "--python", str(python), *packages]
+            [str(uv), "pip", "install", "--quiet", *fresh, "--python", str(python), *packages]
         )
-    return subprocess.call([str(python), "-m", "pip", "install", "--quiet", *packages])
+    fresh = ["--upgrade", "--upgrade-strategy", "eager", "--no-cache-dir"] if newest else []
+    return subprocess.call([str(python), "-m", "pip", "install", "--quiet", *fresh, *packages])
+
+
+def print_versions() -> None:
+    from importlib import metadata
+
+    found = []
+    for name in WATCHED:
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            found.append(f"{name} (not installed)")
+    print("newest releases under test:", ", ".join(found), flush=True)
 
 
 def ensure_pip(python: Path | str) -> None:
@@ -66,11 +105,19 @@ def make_venv() -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--here", action="store_true", help="install into this Python")
+    parser.add_argument(
+        "--newest",
+        action="store_true",
+        help="with --here: the newest release of every dependency our ranges allow",
+    )
     args = parser.parse_args(argv)
     if args.here:
         if not (VENV / "bin" / "uv").exists():
             ensure_pip(sys.executable)
-        return pip_install(sys.executable, targets())
+        status = pip_install(sys.executable, targets(), newest=args.newest)
+        if args.newest and status == 0:
+            print_versions()
+        return status
     python = make_venv()
     status = pip_install(python, ["--upgrade", "pip", *TOOLS])
     status = status or pip_install(python, targets())

@@ -56,7 +56,8 @@ def require_granian() -> None:
     except ImportError:
         raise ConfigError(
             "the granian server is not installed: pip install 'modelplug-gateway[granian]' "
-            "(or run on uvicorn, the default: drop --server granian / [gateway] server)"
+            "(from a checkout: pip install granian), or run on uvicorn, the default: drop "
+            "--server granian / [gateway] server"
         ) from None
 
 
