@@ -52,7 +52,6 @@ WATCHED = [
     "botocore",
     "genai-prices",
     "opentelemetry-api",
-    "prometheus-client",
 ]
 
 
