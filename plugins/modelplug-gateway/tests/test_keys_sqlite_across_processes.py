@@ -104,15 +104,18 @@ def status(url: str, key: str) -> int:
     return answer.status_code
 
 
-def seen_within(url: str, key: str, expected: int) -> float:
-    """Seconds until the server answers ``key`` with ``expected``; fails past the bound."""
+def seen_within(url: str, key: str, expected: int) -> None:
+    """Poll until the server answers ``key`` with ``expected``; fail when a request sent
+    more than :data:`SEEN_WITHIN` seconds after the command still got the old answer.
+    Judged by when each request was sent, not when its answer came: on a loaded machine
+    an answer may take long, but it tells the server's state when the request arrived."""
     start = time.monotonic()
     while True:
+        sent_at = time.monotonic() - start
         got = status(url, key)
-        waited = time.monotonic() - start
         if got == expected:
-            return waited
-        assert waited <= SEEN_WITHIN, f"still {got} after {waited:.2f} s (want {expected})"
+            return
+        assert sent_at <= SEEN_WITHIN, f"a request sent {sent_at:.2f} s after got {got}"
         time.sleep(POLL)
 
 
