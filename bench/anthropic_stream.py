@@ -150,7 +150,7 @@ async def sdk_message_stream(sdk: Any) -> int:
 
 
 async def modelplug_async(client: Any) -> int:
-    from modelplug.types import Done, TextDelta
+    from modelplug.contract.types import Done, TextDelta
 
     count = 0
     async for event in client.astream(f"bench/{MODEL}", "hi", cache=False):

@@ -23,7 +23,7 @@ import time
 import zlib
 from collections.abc import Callable
 
-from modelplug.types import Endpoint, Request, Route
+from modelplug.contract.types import Endpoint, Request, Route
 from modelplug_bedrock.stream import Frames, Reader
 
 HEADERS = {":event-type": "contentBlockDelta", ":content-type": "application/json"}

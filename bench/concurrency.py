@@ -244,7 +244,7 @@ def modelplug_setup(
 async def modelplug_reader(
     url: str, streams: int, fail_share: float = 0.0, pool: int | None = None
 ) -> int:
-    from modelplug.types import Notice, TextDelta
+    from modelplug.contract.types import Notice, TextDelta
 
     client, specs = modelplug_setup(url, fail_share, streams, pool)
     notices: list[str] = []

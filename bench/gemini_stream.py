@@ -56,7 +56,7 @@ def chunks_of(body: bytes, size: int = 16384) -> list[bytes]:
 
 
 def raw_loop(chunks: list[bytes]) -> int:
-    from modelplug.plugin import SSEFramer
+    from modelplug_kit import SSEFramer
 
     framer = SSEFramer()
     n = 0
@@ -68,8 +68,8 @@ def raw_loop(chunks: list[bytes]) -> int:
 
 
 def modelplug_gemini(chunks: list[bytes]) -> int:
-    from modelplug.plugin import Endpoint, Route
-    from modelplug.types import Request
+    from modelplug import Endpoint, Route
+    from modelplug.contract.types import Request
     from modelplug_gemini.stream import Parser
 
     route = Route(provider="gemini", model="gemini-2.5-flash", endpoint=Endpoint(type="gemini"))
@@ -83,7 +83,7 @@ def modelplug_gemini(chunks: list[bytes]) -> int:
 
 def google_genai(chunks: list[bytes]) -> int:
     from google.genai import types
-    from modelplug.plugin import SSEFramer
+    from modelplug_kit import SSEFramer
 
     framer = SSEFramer()
     n = 0

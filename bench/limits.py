@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from modelplug import Client
+from modelplug.contract.types import Price, Usage
 from modelplug.testing import FakeModel, text
-from modelplug.types import Price, Usage
 
 LIMITS = {
     "bench/m": {"rpm": 10**9, "tpm": 10**12},

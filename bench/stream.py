@@ -400,7 +400,7 @@ def modelplug_client(url: str, wire: str = "chat", *, alone: bool = False) -> An
 
 
 def modelplug_sync(client: Any) -> int:
-    from modelplug.types import TextDelta
+    from modelplug.contract.types import TextDelta
 
     count = 0
     for event in client.stream(f"bench/{MODEL}", "hi"):
@@ -410,7 +410,7 @@ def modelplug_sync(client: Any) -> int:
 
 
 async def modelplug_async(client: Any) -> int:
-    from modelplug.types import TextDelta
+    from modelplug.contract.types import TextDelta
 
     count = 0
     async for event in client.astream(f"bench/{MODEL}", "hi"):

@@ -29,7 +29,7 @@ from pathlib import Path
 import modelplug_textcalls
 from callgrind import count_instructions, have_valgrind
 from modelplug import Client
-from modelplug.types import ToolSpec
+from modelplug.contract.types import ToolSpec
 
 TARGET = 2.5
 TOOLS = [ToolSpec(name="write_file"), ToolSpec(name="get_weather")]

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug.client import Client
-from modelplug.errors import UnknownProviderError
-from modelplug.testing import WireServer
+from modelplug.client.client import Client
+from modelplug.contract.errors import UnknownProviderError
+from modelplug_kit.testing import WireServer
 
 RECORDINGS = Path(__file__).parent / "recordings"
 RESPONSES_TEXT = RECORDINGS / "local_responses_text.sse"  # says "The final result is **570**."

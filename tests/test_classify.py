@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from modelplug.builtin.classify import classify, parse_retry_after, retry_after_from_headers
-from modelplug.errors import ErrorClass
+from modelplug.contract.errors import ErrorClass
 
 
 class HTTPishError(Exception):

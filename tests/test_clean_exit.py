@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from modelplug import ModelError
-from modelplug.client import Client
+from modelplug.client.client import Client
 
 RECORDINGS = Path(__file__).parent / "recordings"
 

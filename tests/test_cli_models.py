@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from modelplug.cli import main
-from modelplug.known_providers import KNOWN_PROVIDERS
-from modelplug.testing import WireServer
+from modelplug.host.known_providers import KNOWN_PROVIDERS
+from modelplug_kit.testing import WireServer
 
 SETTINGS = """
 model = "echo/default"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from modelplug.cli import build_parser
-from modelplug.client import Client
+from modelplug.client.client import Client
 
 CLI_PAGE = (Path(__file__).resolve().parent.parent / "docs/cli.md").read_text()
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from modelplug.testing import WireServer
+from modelplug_kit.testing import WireServer
 
 pytest.importorskip("modelplug_openai_compat", reason="the providers are openai-compatible")
 pytest.importorskip("modelplug_fallback", reason="its section is shown")

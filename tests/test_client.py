@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug.client import Client
-from modelplug.errors import ModelplugError, UnknownProviderError
+from modelplug.client.client import Client
+from modelplug.contract.errors import ModelplugError, UnknownProviderError
+from modelplug.contract.types import Done, Notice, Price, TextDelta, Usage
 from modelplug.testing import FakeModel, text
-from modelplug.types import Done, Notice, Price, TextDelta, Usage
 
 
 def test_model_choice_order(
@@ -150,8 +150,8 @@ def test_sync_stream_hands_over_a_bounded_batch_of_a_burst(make_client: Any) -> 
     # A burst of events with no wait between them (one network read can complete
     # hundreds) reaches the sync consumer in batches of at most HANDOVER, in order.
     from modelplug import hookimpl
-    from modelplug.client import HANDOVER
-    from modelplug.types import Endpoint, Route
+    from modelplug.client.client import HANDOVER
+    from modelplug.contract.types import Endpoint, Route
 
     produced: list[int] = []
     ahead: list[int] = []
@@ -167,7 +167,7 @@ def test_sync_stream_hands_over_a_bounded_batch_of_a_burst(make_client: Any) -> 
         @hookimpl
         def modelplug_stream(self, route: Any) -> Any:
             async def run() -> Any:
-                from modelplug.types import Response
+                from modelplug.contract.types import Response
 
                 for n in range(burst):
                     produced.append(n)
@@ -247,14 +247,14 @@ def test_notices_reach_on_event_or_the_log(
 
 def test_stream_without_done_is_an_error(make_client: Any) -> None:
     from modelplug import hookimpl
-    from modelplug.errors import ModelError
+    from modelplug.contract.errors import ModelError
 
     class Truncating:
         name = "truncating"
 
         @hookimpl
         def modelplug_resolve(self, spec: str) -> Any:
-            from modelplug.types import Endpoint, Route
+            from modelplug.contract.types import Endpoint, Route
 
             return (
                 Route(provider="cut", model="m", endpoint=Endpoint(type="cut"))
@@ -300,7 +300,7 @@ def test_module_level_functions_use_a_default_client(
 
 def test_closing_an_async_stream_reaches_the_provider_at_once(make_client: Any) -> None:
     from modelplug import hookimpl
-    from modelplug.types import Endpoint, Route
+    from modelplug.contract.types import Endpoint, Route
 
     closed: list[str] = []
 

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from modelplug import Client
-from modelplug.plugin import hookimpl
+from modelplug import Client, hookimpl
 from modelplug.testing import FakeModel, text
 
 FILES = ("limits.sqlite3", "cooldowns.sqlite3")

@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from modelplug.testing import ProviderConformance, Recording, WireServer, conformance
+from modelplug_kit.testing import ProviderConformance, Recording, WireServer, conformance
 
 pytest_plugins = ["pytester"]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from modelplug import ModelError
-from modelplug.testing import WireServer
+from modelplug_kit.testing import WireServer
 
 pytest.importorskip("modelplug_openai_compat")
 

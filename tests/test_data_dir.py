@@ -10,7 +10,8 @@ from typing import Any
 import platformdirs
 import pytest
 from modelplug import Client
-from modelplug.settings import ModelplugWarning, load_settings
+from modelplug.contract.settings import ModelplugWarning
+from modelplug.host.settings import load_settings
 
 
 def test_data_dir_is_the_platform_s_by_default(tmp_path: Path) -> None:

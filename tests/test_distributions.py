@@ -13,7 +13,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from modelplug import hookspecs
+from modelplug.contract import hookspecs
 from packaging.requirements import Requirement
 from packaging.version import Version
 

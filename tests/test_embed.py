@@ -11,11 +11,11 @@ from typing import Any
 
 import modelplug
 import pytest
-from modelplug import Client, Cost, Embeddings, EmbedRequest, Usage
+from modelplug import Client, Cost, Embeddings, EmbedRequest, Usage, hookimpl
 from modelplug.builtin.echo import echo_vector
-from modelplug.errors import ModelError, NoProviderError, PluginLoadError, RequestError
-from modelplug.plugin import embed_batches, gather_batches, hookimpl
-from modelplug.routes import Endpoint, Route
+from modelplug.contract.errors import ModelError, NoProviderError, PluginLoadError, RequestError
+from modelplug.contract.routes import Endpoint, Route
+from modelplug_kit import embed_batches, gather_batches
 
 
 class Lab:

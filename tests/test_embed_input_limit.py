@@ -9,10 +9,9 @@ from collections.abc import Awaitable
 from typing import Any
 
 import pytest
-from modelplug import ModelError
-from modelplug.plugin import hookimpl
-from modelplug.routes import ModelInfo
-from modelplug.types import Embeddings, EmbedRequest, Endpoint, Provider, Route, Usage
+from modelplug import ModelError, hookimpl
+from modelplug.contract.routes import ModelInfo
+from modelplug.contract.types import Embeddings, EmbedRequest, Endpoint, Provider, Route, Usage
 
 
 class Limited:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from modelplug.cli import main
-from modelplug.client import Client
-from modelplug.errors import ModelError
-from modelplug.testing import WireServer
-from modelplug.types import Done, Notice, TextDelta, ToolResultBlock, ToolSpec
+from modelplug.client.client import Client
+from modelplug.contract.errors import ModelError
+from modelplug.contract.types import Done, Notice, TextDelta, ToolResultBlock, ToolSpec
+from modelplug_kit.testing import WireServer
 
 pytest.importorskip("modelplug_openai_compat")
 pytest.importorskip("modelplug_textcalls")
@@ -163,7 +163,7 @@ def test_rate_limit_falls_back_and_the_answer_is_the_fallbacks(
 def test_a_refused_connection_is_one_clear_line_in_the_cli(
     modelplug_config_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from modelplug.testing import refused_url
+    from modelplug_kit.testing import refused_url
 
     (modelplug_config_dir / "config.toml").write_text(
         f'[providers.down]\ntype = "openai-compatible"\nbase_url = "{refused_url()}/v1"\n'

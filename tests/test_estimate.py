@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from modelplug.plugin import estimated_usage
-from modelplug.plugin.wire import estimate_tokens
+from modelplug import estimate_tokens, estimated_usage
 from modelplug.testing import examples
 
 
@@ -26,7 +25,7 @@ def test_words_are_counted_as_split_counts_them_across_slice_boundaries(
 ) -> None:
     # The floor of a prompt's tokens: one word counted twice where a slice boundary cuts
     # it would make a prompt that fits look too long.
-    from modelplug import estimate
+    from modelplug.contract import estimate
 
     monkeypatch.setattr(estimate, "_SLICE", 7)
 

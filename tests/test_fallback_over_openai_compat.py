@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug.testing import WireServer
-from modelplug.types import Notice
+from modelplug.contract.types import Notice
 from modelplug_fallback.policy import default_policy
+from modelplug_kit.testing import WireServer
 
 compat = pytest.importorskip("modelplug_openai_compat")
 pytest.importorskip("modelplug_fallback")

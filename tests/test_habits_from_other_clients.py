@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from modelplug import ModelplugWarning, RequestError
-from modelplug.testing import WireServer
+from modelplug_kit.testing import WireServer
 
 pytest.importorskip("modelplug_openai_compat")
 

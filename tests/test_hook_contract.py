@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from modelplug import hookspecs
+from modelplug.contract import hookspecs
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOKS = sorted(name for name in dir(hookspecs) if name.startswith("modelplug_"))

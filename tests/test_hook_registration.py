@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from modelplug import PluginError, PluginLoadError, Provider, Route, hookimpl
-from modelplug.types import Event, Usage
+from modelplug.contract.types import Event, Usage
 
 
 class AsyncStream:

@@ -1,4 +1,4 @@
-"""The typed relay (:mod:`modelplug.hook_types`, the type of ``client.hook``) says what
+"""The typed relay (:mod:`modelplug.contract.hook_types`, the type of ``client.hook``) says what
 the hook specs say: one entry per spec, the same parameters with the same annotations,
 keyword-only as pluggy calls them, and the result pluggy returns (a firstresult hook's
 own return, the others a list of every answer)."""
@@ -11,9 +11,9 @@ from typing import Any
 
 import pluggy
 import pytest
-from modelplug import hook_types, hookspecs
+from modelplug.contract import hook_types, hookspecs
 
-HOOK_TYPES = "core/modelplug/hook_types.py"
+HOOK_TYPES = "core/modelplug/contract/hook_types.py"
 
 
 def spec_options() -> dict[str, dict[str, Any]]:

@@ -9,11 +9,10 @@ from typing import Any, ClassVar
 
 import pytest
 from modelplug import hookimpl
-from modelplug.client import Client
-from modelplug.errors import ErrorClass, ModelError
-from modelplug.settings import Settings
-from modelplug.testing import FakeModel, text
-from modelplug.types import (
+from modelplug.client.client import Client
+from modelplug.contract.errors import ErrorClass, ModelError
+from modelplug.contract.settings import Settings
+from modelplug.contract.types import (
     Cost,
     Done,
     Endpoint,
@@ -32,6 +31,7 @@ from modelplug.types import (
     ToolUseBlock,
     Usage,
 )
+from modelplug.testing import FakeModel, text
 
 
 class LabProvider:
@@ -325,7 +325,7 @@ def test_fake_model_plays_its_script(make_client: Any) -> None:
     assert client.complete("fake/a", "x").text == "one"
     assert client.complete("fake/a", "y").text == "saw y"
     assert [r.messages[-1].text for r in fake.requests] == ["x", "y"]
-    from modelplug.errors import ScriptExhaustedError
+    from modelplug.contract.errors import ScriptExhaustedError
 
     with pytest.raises(ScriptExhaustedError, match="no step left"):
         client.complete("fake/a", "z")

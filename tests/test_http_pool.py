@@ -9,10 +9,19 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from modelplug.errors import ConfigError
-from modelplug.http_pool import HTTPOptions, http_limits, http_options
-from modelplug.plugin import hookimpl
-from modelplug.types import Done, Event, Message, Notice, Request, Response, Route, TextDelta
+from modelplug import hookimpl
+from modelplug.contract.errors import ConfigError
+from modelplug.contract.types import (
+    Done,
+    Event,
+    Message,
+    Notice,
+    Request,
+    Response,
+    Route,
+    TextDelta,
+)
+from modelplug.host.http_options import HTTPOptions, http_limits, http_options
 
 
 class HeldOpen:

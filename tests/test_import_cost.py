@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from modelplug.known_providers import example_spec
+from modelplug.host.known_providers import example_spec
 
 HEAVY = ("httpx2", "httpx", "anthropic", "openai", "genai_prices", "litellm")
 
@@ -106,9 +106,9 @@ def test_the_package_exports_every_neutral_type() -> None:
     # modelplug/__init__.py lists the type names by hand (reading types.__all__ would
     # import pydantic); this keeps the two lists from drifting apart.
     import modelplug
-    import modelplug.types
+    import modelplug.contract.types
 
-    missing = set(modelplug.types.__all__) - set(modelplug.__all__)
+    missing = set(modelplug.contract.types.__all__) - set(modelplug.__all__)
     assert missing == set()
-    for name in modelplug.types.__all__:
-        assert getattr(modelplug, name) is getattr(modelplug.types, name)
+    for name in modelplug.contract.types.__all__:
+        assert getattr(modelplug, name) is getattr(modelplug.contract.types, name)

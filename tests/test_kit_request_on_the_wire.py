@@ -11,8 +11,8 @@ import gzip
 
 import httpx2
 import pytest
-from modelplug import Client
-from modelplug.plugin import Endpoint, ModelError, ProviderHTTP, Route, WireErrors
+from modelplug import Client, Endpoint, ModelError, Route
+from modelplug_kit import ProviderHTTP, WireErrors
 
 HTTP = ProviderHTTP("wire-test", section="wire-test", errors=WireErrors("wire-test"))
 SSE = b'data: {"n": 1}\n\n'

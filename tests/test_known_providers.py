@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from modelplug.known_providers import KNOWN_PROVIDERS, PRICING_DISTRIBUTION, example_spec
+from modelplug.host.known_providers import KNOWN_PROVIDERS, PRICING_DISTRIBUTION, example_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGINS = {p.name for p in (ROOT / "plugins").iterdir() if (p / "pyproject.toml").is_file()}

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from modelplug.plugin.policy import LocalDB
+from modelplug_kit import LocalDB
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS n (k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
 
@@ -205,7 +205,7 @@ def test_a_write_waits_for_another_thread_s_transaction_without_holding_the_loop
 ANOTHER_PROCESS_ADDS = """
 import sys
 from pathlib import Path
-from modelplug.plugin.policy import LocalDB
+from modelplug.policy import LocalDB
 db = LocalDB(Path(sys.argv[1]), sys.argv[2])
 db.write_now(lambda c: c.execute("UPDATE n SET v = v + 1 WHERE k = 'a'"))
 db.close()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from modelplug.cli import main
-from modelplug.client import Client
+from modelplug.client.client import Client
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from modelplug import MissingKeyError
-from modelplug.testing import WireServer
+from modelplug_kit.testing import WireServer
 
 RECORDINGS = Path(__file__).parent / "recordings"
 PLANTED = "sk-planted-0123456789abcdef"  # in the type's key variable: it must not be sent

@@ -7,8 +7,7 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from modelplug.plugin import parse_arguments
-from modelplug.plugin.wire import repair_loose_json
+from modelplug import parse_arguments, repair_loose_json
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from modelplug.known_providers import example_spec
+from modelplug.host.known_providers import example_spec
 
 
 def modelplug(

@@ -6,8 +6,8 @@ import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from modelplug.plugin import NDJSONFramer
 from modelplug.testing import examples
+from modelplug_kit import NDJSONFramer
 
 LINES = [
     '{"model":"llama3.2","message":{"role":"assistant","content":"The"},"done":false}',

@@ -196,7 +196,7 @@ def test_the_check_finds_each_kind_of_private_use(source: str, expected: str) ->
     [
         "import httpx2\nhttpx2.AsyncClient().__aenter__",  # a dunder is public protocol
         "class A:\n    _own = 1\n\n    def f(self):\n        return self._own",  # ours
-        "from modelplug.types import _Model",  # core's own
+        "from modelplug.contract.types import _Model",  # core's own
         "import json\njson._default_encoder",  # not a watched distribution
         "getattr(record, '_modelplug_redacted', False)",  # our own mark
     ],

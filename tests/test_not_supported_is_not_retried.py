@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from modelplug.errors import ModelError
-from modelplug.testing import WireServer
+from modelplug.contract.errors import ModelError
 from modelplug_fallback.policy import default_policy
+from modelplug_kit.testing import WireServer
 
 pytest.importorskip("modelplug_openai_compat")
 pytest.importorskip("modelplug_fallback")

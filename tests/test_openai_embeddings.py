@@ -1,4 +1,4 @@
-"""The kit's reader of the OpenAI embeddings answer (modelplug.openai_embeddings), which
+"""The kit's reader of the OpenAI embeddings answer (modelplug_kit.embeddings), which
 modelplug-openai and modelplug-openai-compat share. The answers below follow OpenAI's
 API reference for ``POST /v1/embeddings`` (the ``data``/``usage``/``model`` object);
 the numbers in them are invented."""
@@ -12,15 +12,10 @@ import struct
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from modelplug.plugin import (
-    EmbeddingsBatch,
-    ModelError,
-    WireErrors,
-    combine_embeddings,
-    read_openai_embeddings,
-)
+from modelplug import ModelError
+from modelplug.contract.types import EmbedRequest, Endpoint, Route
 from modelplug.testing import examples
-from modelplug.types import EmbedRequest, Endpoint, Route
+from modelplug_kit import EmbeddingsBatch, WireErrors, combine_embeddings, read_openai_embeddings
 
 ROUTE = Route(provider="box", model="m", endpoint=Endpoint(type="kit", base_url="http://x"))
 ERRORS = WireErrors("box")

@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from modelplug import ConfigError, ModelplugWarning
-from modelplug.plugin import read_options
+from modelplug import ConfigError, ModelplugWarning, read_options
 
 pytestmark = pytest.mark.filterwarnings("ignore:unknown settings section")
 

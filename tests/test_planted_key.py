@@ -37,14 +37,14 @@ from typing import Any
 
 import pytest
 from modelplug import hookimpl
-from modelplug.client import Client
-from modelplug.errors import ModelplugError
-from modelplug.known_providers import KNOWN_PROVIDERS
-from modelplug.redact import MIN_FRAGMENT
-from modelplug.routes import Route
-from modelplug.settings import Settings
-from modelplug.testing import WireServer
-from modelplug.types import Done, Endpoint, Event, Notice, Request, Response, TextDelta
+from modelplug.client.client import Client
+from modelplug.contract.errors import ModelplugError
+from modelplug.contract.routes import Route
+from modelplug.contract.secrets import MIN_FRAGMENT
+from modelplug.contract.settings import Settings
+from modelplug.contract.types import Done, Endpoint, Event, Notice, Request, Response, TextDelta
+from modelplug.host.known_providers import KNOWN_PROVIDERS
+from modelplug_kit.testing import WireServer
 
 TOKEN = "tok" + secrets.token_hex(16)  # the header secret: Authorization = "Bearer <TOKEN>"
 LIBRARY_LOGGERS = ("httpx2", "httpcore2", "httpx", "httpcore", "anthropic", "asyncio")
@@ -580,7 +580,7 @@ class BuggyResolver:
 def test_a_plugins_bug_holding_the_key_shows_no_key(
     make_client: Callable[..., Client], planted_key: str
 ) -> None:
-    from modelplug.errors import PluginError
+    from modelplug.contract.errors import PluginError
 
     client: Client = make_client(BuggyResolver(), environ={"PLANTED_API_KEY": planted_key})
     with pytest.raises(PluginError) as caught:

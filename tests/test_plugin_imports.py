@@ -13,11 +13,11 @@ ROOT = Path(__file__).resolve().parent.parent
 PUBLIC = {
     "modelplug",
     "modelplug.plugin",
-    "modelplug.plugin.wire",
-    "modelplug.plugin.schema",
-    "modelplug.plugin.policy",
-    "modelplug.types",
-    "modelplug.hookspecs",
+    "modelplug.wire",
+    "modelplug.schema",
+    "modelplug.policy",
+    "modelplug.contract.types",
+    "modelplug.contract.hookspecs",
 }
 SOURCES = sorted(ROOT.glob("plugins/*/src/**/*.py"))
 
@@ -52,5 +52,10 @@ def test_plugin_source_touches_no_private_host_attribute() -> None:
 
 def test_the_check_sees_a_private_import(tmp_path: Path) -> None:
     module = tmp_path / "bad.py"
-    module.write_text("from modelplug.builtin.classify import classify\nimport modelplug.types\n")
-    assert core_imports(module) == [(1, "modelplug.builtin.classify"), (2, "modelplug.types")]
+    module.write_text(
+        "from modelplug.builtin.classify import classify\nimport modelplug.contract.types\n"
+    )
+    assert core_imports(module) == [
+        (1, "modelplug.builtin.classify"),
+        (2, "modelplug.contract.types"),
+    ]

@@ -16,9 +16,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PARTS = [
     "modelplug.plugin",
-    "modelplug.plugin.wire",
-    "modelplug.plugin.schema",
-    "modelplug.plugin.policy",
+    "modelplug.wire",
+    "modelplug.schema",
+    "modelplug.policy",
 ]
 ALL_NAMES = [(part, name) for part in PARTS for name in importlib.import_module(part).KIT]
 
@@ -102,8 +102,8 @@ def test_a_plugin_imports_each_kit_name_from_the_part_that_lists_it(path: Path) 
 
 def test_importing_the_kit_and_hookimpl_loads_nothing_heavy() -> None:
     code = (
-        "import sys; from modelplug.plugin import hookimpl; import modelplug.plugin.policy, "
-        "modelplug.plugin.wire, modelplug.plugin.schema; "
+        "import sys; from modelplug.plugin import hookimpl; import modelplug.policy, "
+        "modelplug.wire, modelplug.schema; "
         "print(sorted(m for m in ('pydantic', 'httpx2', 'asyncio', 'jsonschema') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug.client import Client
-from modelplug.errors import PluginLoadError
-from modelplug.settings import ModelplugWarning
+from modelplug.client.client import Client
+from modelplug.contract.errors import PluginLoadError
+from modelplug.contract.settings import ModelplugWarning
 
 RECORDER = """
 import os

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from modelplug import Client
 from modelplug.cli import main
-from modelplug.probe_cache import MAX_AGE
-from modelplug.testing import WireServer
+from modelplug.client.probe_cache import MAX_AGE
+from modelplug_kit.testing import WireServer
 
 # llama.cpp's GET /props, trimmed to the two fields the probe reads (the server's
 # names; the values are invented for this test: a server started with -c 2048 and a

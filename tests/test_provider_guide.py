@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from modelplug.new_plugin import TEMPLATE, create
+from modelplug.cli.scaffold import TEMPLATE, create
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "writing-a-provider.md"

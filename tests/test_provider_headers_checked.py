@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 from modelplug import Client
-from modelplug.errors import ConfigError
-from modelplug.testing import WireServer
+from modelplug.contract.errors import ConfigError
+from modelplug_kit.testing import WireServer
 
 SECRET = "sk-team-secret-0123456789"
 OK = [{"choices": [{"delta": {"content": "ok"}, "finish_reason": "stop"}]}]

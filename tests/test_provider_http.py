@@ -1,4 +1,4 @@
-"""The kit's HTTP path itself (modelplug.provider_http), where the conformance suite
+"""The kit's HTTP path itself (modelplug_kit.http), where the conformance suite
 does not reach: errors reported inside a stream, a reader that stops at its end marker
 and finishes the answer, and a JSON document where only a stream is right."""
 
@@ -7,15 +7,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from modelplug.plugin import (
-    Endpoint,
-    ModelError,
-    ProviderHTTP,
-    Route,
-    StatusError,
-    WireErrors,
-    register_secret,
-)
+from modelplug import Endpoint, ModelError, Route, register_secret
+from modelplug_kit import ProviderHTTP, StatusError, WireErrors
 
 ERRORS = WireErrors("kit-test")
 HTTP = ProviderHTTP("kit-test", section="kit-test", errors=ERRORS)
@@ -32,7 +25,7 @@ def test_an_error_event_with_a_known_type_is_classified_like_a_status():
 
 
 def test_an_error_event_that_says_nothing_conclusive_is_transient_with_the_partial():
-    from modelplug.types import Message, Response, TextBlock
+    from modelplug.contract.types import Message, Response, TextBlock
 
     partial = Response(message=Message(role="assistant", content=[TextBlock(text="so far")]))
     error = ERRORS.in_stream(route(), {"message": "the model crashed"}, partial=partial)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
-from modelplug import ModelplugWarning
-from modelplug.plugin import (
+from modelplug import (
     ConfigError,
+    ModelplugWarning,
     Route,
     declared_providers,
     hookimpl,

@@ -1,4 +1,4 @@
-"""Settings sections read from TOML tables into plain records (modelplug.records): every
+"""Settings sections read from TOML tables into plain records (modelplug.contract.records): every
 wrong value is named by its dotted key, and nothing but TableError escapes."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from modelplug.records import TableError, field_names, from_table, to_decimal
-from modelplug.routes import Price
-from modelplug.settings import ModelSettings, PluginToggles, ProviderSettings
+from modelplug.contract.records import TableError, field_names, from_table, to_decimal
+from modelplug.contract.routes import Price
+from modelplug.contract.settings import ModelSettings, PluginToggles, ProviderSettings
 
 
 def test_a_provider_table_becomes_a_record() -> None:

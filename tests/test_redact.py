@@ -12,8 +12,8 @@ import traceback
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from modelplug.errors import ErrorClass, ModelError
-from modelplug.redact import (
+from modelplug.contract.errors import ErrorClass, ModelError
+from modelplug.contract.secrets import (
     MIN_FRAGMENT,
     clean_exception,
     redact,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from modelplug.known_providers import example_spec
-from modelplug.replay import is_replayable, replayable_messages
-from modelplug.types import Message, OpaqueBlock, TextBlock, ThinkingBlock, ToolUseBlock
+from modelplug.contract.replay import is_replayable, replayable_messages
+from modelplug.contract.types import Message, OpaqueBlock, TextBlock, ThinkingBlock, ToolUseBlock
+from modelplug.host.known_providers import example_spec
 
 CLAUDE = example_spec("anthropic")
 CLAUDE_BATCH = example_spec("anthropic-batch")

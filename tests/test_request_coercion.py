@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from modelplug.errors import RequestError
-from modelplug.types import ImageBlock, Request, TextBlock, ToolResultBlock, ToolUseBlock
+from modelplug.contract.errors import RequestError
+from modelplug.contract.types import ImageBlock, Request, TextBlock, ToolResultBlock, ToolUseBlock
 
 
 def test_plain_string_prompt_becomes_one_user_message() -> None:

@@ -21,8 +21,8 @@ from typing import Any
 
 import modelplug
 import pytest
-from modelplug.client import Client
-from modelplug.testing import WireServer
+from modelplug.client.client import Client
+from modelplug_kit.testing import WireServer
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
 

@@ -8,10 +8,10 @@ import dataclasses
 from typing import Any
 
 import pytest
-from modelplug.client import Client
-from modelplug.routes import Price
+from modelplug.client.client import Client
+from modelplug.contract.routes import Price
+from modelplug.contract.types import Done, Usage
 from modelplug.testing import FakeModel, text
-from modelplug.types import Done, Usage
 
 
 class CountingFake(FakeModel):

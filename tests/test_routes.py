@@ -8,8 +8,8 @@ import json
 from decimal import Decimal
 
 import pytest
-from modelplug.errors import ErrorClass
-from modelplug.routes import Endpoint, ModelInfo, Price, Route
+from modelplug.contract.errors import ErrorClass
+from modelplug.contract.routes import Endpoint, ModelInfo, Price, Route
 
 
 def test_a_price_holds_exact_decimals_whatever_it_was_given() -> None:
@@ -83,7 +83,7 @@ def test_an_error_class_checks_its_kind_and_wait() -> None:
 def test_a_free_price_is_zero_for_every_kind_of_token() -> None:
     from decimal import Decimal
 
-    from modelplug.routes import Price
+    from modelplug.contract.routes import Price
 
     free = Price.free()
     assert (free.input, free.output, free.cache_read, free.cache_write) == (Decimal(0),) * 4

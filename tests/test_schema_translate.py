@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
-from modelplug.plugin import RequestError
-from modelplug.plugin.schema import Untranslatable, inline_refs, openai_strict, undo_strict
+from modelplug import RequestError, undo_strict
 from modelplug.testing import examples
+from modelplug_kit import Untranslatable, inline_refs, openai_strict
 
 gemini = pytest.importorskip("modelplug_gemini.schema")
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 from modelplug import hookimpl
-from modelplug.client import Client
-from modelplug.errors import ModelError
-from modelplug.redact import redact
-from modelplug.settings import Settings
-from modelplug.types import Endpoint, Event, Notice, Request, Route, TextDelta
+from modelplug.client.client import Client
+from modelplug.contract.errors import ModelError
+from modelplug.contract.secrets import redact
+from modelplug.contract.settings import Settings
+from modelplug.contract.types import Endpoint, Event, Notice, Request, Route, TextDelta
 
 
 class LeakyProvider:

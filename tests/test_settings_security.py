@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug.client import Client
-from modelplug.errors import ConfigError, MissingKeyError
-from modelplug.settings import ModelplugWarning, check_base_url, load_settings
+from modelplug.client.client import Client
+from modelplug.contract.errors import ConfigError, MissingKeyError
+from modelplug.contract.settings import ModelplugWarning, check_base_url
+from modelplug.host.settings import load_settings
 
 
 def load(**kwargs: Any) -> tuple[Any, list[str]]:

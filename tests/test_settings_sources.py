@@ -12,15 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug.errors import ConfigError
-from modelplug.redact import redact
-from modelplug.settings import (
-    ModelplugWarning,
-    check_base_url,
-    load_settings,
-    looks_like_variable_name,
-    project_search_dirs,
-)
+from modelplug.contract.errors import ConfigError
+from modelplug.contract.secrets import redact
+from modelplug.contract.settings import ModelplugWarning, check_base_url, looks_like_variable_name
+from modelplug.host.settings import load_settings, project_search_dirs
 
 PROJECT = 'model = "lab/from-project"\n'
 
@@ -103,16 +98,16 @@ def test_a_user_file_only_you_can_write_is_read(tmp_path: Path) -> None:
 def test_a_user_file_a_shared_group_can_write_is_read_with_a_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import modelplug.settings
+    import modelplug.host.settings
 
     user = tmp_path / "config.toml"
     user.write_text('model = "lab/m"\n')
     user.chmod(0o664)
-    monkeypatch.setattr(modelplug.settings, "_group_is_shared", lambda gid: True)
+    monkeypatch.setattr(modelplug.host.settings, "_group_is_shared", lambda gid: True)
     settings, warned = load(user_path=user, environ={}, use_project=False)
     assert settings.model == "lab/m"
     assert any("not yours alone" in w and "chmod g-w" in w for w in warned)
-    monkeypatch.setattr(modelplug.settings, "_group_is_shared", lambda gid: False)
+    monkeypatch.setattr(modelplug.host.settings, "_group_is_shared", lambda gid: False)
     settings, warned = load(user_path=user, environ={}, use_project=False)
     assert settings.model == "lab/m" and warned == []  # your own private group
 

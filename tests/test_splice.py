@@ -1,4 +1,4 @@
-"""A policy hands the rest of a stream to its consumer (modelplug.splice): core reads the
+"""A policy hands the rest of a stream to its consumer (modelplug.client.splice): core reads the
 provider's events itself, sends the policy the Done or throws it the failure, shows
 what the policy yields then, and closes a waiting policy on an abort. A consumer that
 knows nothing of splices reads the same policy as a plain stream."""
@@ -10,11 +10,10 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from modelplug import hookimpl
-from modelplug.errors import ModelError
-from modelplug.plugin.policy import Offer, Splice, SpliceReader
+from modelplug import Offer, Splice, SpliceReader, hookimpl
+from modelplug.contract.errors import ModelError
+from modelplug.contract.types import Done, Event, Notice, Request, Route, TextDelta
 from modelplug.testing import FakeModel, text
-from modelplug.types import Done, Event, Notice, Request, Route, TextDelta
 
 
 class Policy:

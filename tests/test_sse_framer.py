@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from modelplug.plugin import SSEFramer
+from modelplug_kit import SSEFramer
 
 # Shapes seen on real wires: OpenAI's single data lines, OpenRouter's comments, the
 # Responses API's named events, llama.cpp's error field, CRLF line ends.

@@ -7,7 +7,7 @@ import itertools
 
 from hypothesis import given
 from hypothesis import strategies as st
-from modelplug.plugin import SSEFramer
+from modelplug_kit import SSEFramer
 
 
 def frame(pieces: list[bytes]) -> list[tuple[str, str]]:

@@ -7,7 +7,7 @@ import itertools
 
 from hypothesis import given
 from hypothesis import strategies as st
-from modelplug.sse import SSEFramer, _parse_event
+from modelplug_kit.sse import SSEFramer, _parse_event
 
 VALUE = st.text(alphabet='ab: {}"é', max_size=8)
 LINE = st.builds(

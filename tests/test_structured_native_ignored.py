@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from modelplug import Client, OutputValidationError
-from modelplug.testing import WireServer
+from modelplug_kit.testing import WireServer
 
 # Plain text, not JSON: a server that took the request but not its schema.
 RECORDING = Path(__file__).parent / "recordings" / "chat_text.sse"

@@ -13,8 +13,8 @@ from modelplug import (
     RequestError,
     hookimpl,
 )
+from modelplug.contract.types import Notice, Request, Usage
 from modelplug.testing import FakeModel, reply, structured, text, tool_use
-from modelplug.types import Notice, Request, Usage
 from pydantic import BaseModel
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from modelplug import OutputTruncatedError
-from modelplug.known_providers import KNOWN_PROVIDERS
-from modelplug.testing import WireServer
+from modelplug.host.known_providers import KNOWN_PROVIDERS
+from modelplug_kit.testing import WireServer
 from pydantic import BaseModel
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from modelplug import Client
-from modelplug.testing import WireServer
-from modelplug.types import Notice, ToolSpec
+from modelplug.contract.types import Notice, ToolSpec
+from modelplug_kit.testing import WireServer
 
 RECORDING = Path(__file__).parent / "recordings" / "chat_text.sse"
 TOOLS = [ToolSpec(name="get_weather"), ToolSpec(name="get_time")]

@@ -13,11 +13,11 @@ mypy_api = pytest.importorskip("mypy.api")
 BAD_PLUGIN = textwrap.dedent(
     """
     from modelplug.plugin import ErrorClass, Provider, Route, hookimpl
-    from modelplug.types import Usage
+    from modelplug.contract.types import Usage
 
     route = Route(provider=7, model="m")
     error = ErrorClass(kind="exploded")
-    usage = Usage.from_openai({"prompt_tokens": 1}).input
+    usage = usage_from_openai({"prompt_tokens": 1}).input
     names: list[str] = [Provider(name="x", type="y")]
 
 
@@ -58,8 +58,8 @@ def test_the_readme_adapter_shape_passes_the_type_check(tmp_path: Path, cache: P
         """
         from collections.abc import AsyncIterator
 
-        from modelplug.plugin import Client, Route, hookimpl
-        from modelplug.types import Done, Event, Message, Request, Response, TextBlock, TextDelta
+        from modelplug import Client, Route, hookimpl
+        from modelplug.contract.types import Done, Event, Message, Request, Response, TextBlock, TextDelta
 
 
         @hookimpl

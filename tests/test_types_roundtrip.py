@@ -8,8 +8,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from modelplug.known_providers import example_spec
-from modelplug.types import (
+from modelplug.contract.types import (
     Cost,
     Done,
     Endpoint,
@@ -36,6 +35,7 @@ from modelplug.types import (
     ToolUseBlock,
     Usage,
 )
+from modelplug.host.known_providers import example_spec
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 THINKING_WIRE = {"type": "thinking", "thinking": "Let me add: 2+2=4.", "signature": "EqQBCkYIARgC"}

@@ -7,11 +7,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from modelplug import Client, ModelError
+from modelplug import Client, Endpoint, ModelError, Route, Settings, hookimpl
 from modelplug.cli import main
-from modelplug.plugin import Endpoint, ProviderHTTP, Route, Settings, WireErrors, hookimpl
-from modelplug.testing import refused_url
-from modelplug.types import Event, Request
+from modelplug.contract.types import Event, Request
+from modelplug_kit import ProviderHTTP, WireErrors
+from modelplug_kit.testing import refused_url
 
 
 class BuiltIn:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx2
 import pytest
-from modelplug.testing import WireServer, refused_url, split_events, split_every
+from modelplug_kit.testing import WireServer, refused_url, split_events, split_every
 
 
 def test_serves_chunks_in_order_and_records_requests(wire_server: WireServer) -> None:

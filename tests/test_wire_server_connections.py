@@ -8,7 +8,7 @@ import socket
 import time
 
 import httpx2
-from modelplug.testing import WireServer
+from modelplug_kit.testing import WireServer
 
 
 def test_two_requests_on_one_pooled_connection_come_on_connection_1(

@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from modelplug.types import Usage
+from modelplug.contract.types import Usage
+from modelplug_kit import (
+    usage_from_anthropic,
+    usage_from_gemini,
+    usage_from_ollama,
+    usage_from_openai,
+    usage_from_responses,
+)
 
 
 def test_from_openai_takes_cached_tokens_out_of_the_prompt() -> None:
@@ -18,7 +25,7 @@ def test_from_openai_takes_cached_tokens_out_of_the_prompt() -> None:
         "prompt_tokens_details": {"cached_tokens": 60},
         "completion_tokens_details": {"reasoning_tokens": 10},
     }
-    assert Usage.from_openai(raw) == Usage(input=40, output=30, cache_read=60, reasoning=10)
+    assert usage_from_openai(raw) == Usage(input=40, output=30, cache_read=60, reasoning=10)
 
 
 def test_from_anthropic_keeps_input_as_sent_and_counts_web_searches() -> None:
@@ -29,7 +36,7 @@ def test_from_anthropic_keeps_input_as_sent_and_counts_web_searches() -> None:
         "cache_creation_input_tokens": 50,
         "server_tool_use": {"web_search_requests": 2},
     }
-    assert Usage.from_anthropic(raw) == Usage(
+    assert usage_from_anthropic(raw) == Usage(
         input=12, output=7, cache_read=100, cache_write=50, web_searches=2
     )
 
@@ -42,7 +49,7 @@ def test_from_responses_takes_cached_tokens_out_of_the_input() -> None:
         "output_tokens_details": {"reasoning_tokens": 40},
         "total_tokens": 380,
     }
-    assert Usage.from_responses(raw) == Usage(input=200, output=52, cache_read=128, reasoning=40)
+    assert usage_from_responses(raw) == Usage(input=200, output=52, cache_read=128, reasoning=40)
 
 
 def test_from_gemini_bills_thoughts_as_output_and_tool_prompts_as_input() -> None:
@@ -53,11 +60,11 @@ def test_from_gemini_bills_thoughts_as_output_and_tool_prompts_as_input() -> Non
         "thoughtsTokenCount": 85,
         "toolUsePromptTokenCount": 5,
     }
-    assert Usage.from_gemini(raw) == Usage(input=105, output=100, cache_read=20, reasoning=85)
+    assert usage_from_gemini(raw) == Usage(input=105, output=100, cache_read=20, reasoning=85)
 
 
 def test_from_ollama_reads_the_eval_counts() -> None:
-    assert Usage.from_ollama({"prompt_eval_count": 26, "eval_count": 290}) == Usage(
+    assert usage_from_ollama({"prompt_eval_count": 26, "eval_count": 290}) == Usage(
         input=26, output=290
     )
 
@@ -98,11 +105,11 @@ SHAPES = st.one_of(
 @pytest.mark.parametrize(
     "constructor",
     [
-        Usage.from_openai,
-        Usage.from_anthropic,
-        Usage.from_responses,
-        Usage.from_gemini,
-        Usage.from_ollama,
+        usage_from_openai,
+        usage_from_anthropic,
+        usage_from_responses,
+        usage_from_gemini,
+        usage_from_ollama,
     ],
 )
 @given(raw=SHAPES)

@@ -1,9 +1,10 @@
-"""``Usage.from_openai``: the Chat Completions usage shape and its stated variants."""
+"""``usage_from_openai``: the Chat Completions usage shape and its stated variants."""
 
 from __future__ import annotations
 
 import pytest
-from modelplug.types import Usage
+from modelplug.contract.types import Usage
+from modelplug_kit import usage_from_openai
 
 
 @pytest.mark.parametrize(
@@ -40,7 +41,7 @@ from modelplug.types import Usage
     ],
 )
 def test_from_openai_reads_the_plain_shape_and_refuses_what_is_no_count(raw, expected):
-    assert Usage.from_openai(raw) == expected
+    assert usage_from_openai(raw) == expected
 
 
 def test_from_openai_reasoning_outside_completion_tokens_is_added_to_output():
@@ -53,7 +54,7 @@ def test_from_openai_reasoning_outside_completion_tokens_is_added_to_output():
         "prompt_tokens_details": {"cached_tokens": 128},
         "completion_tokens_details": {"reasoning_tokens": 2809},
     }
-    assert Usage.from_openai(raw) == Usage(
+    assert usage_from_openai(raw) == Usage(
         input=9992, cache_read=128, output=1499 + 2809, reasoning=2809
     )
 
@@ -64,7 +65,7 @@ def test_from_openai_reasoning_above_completion_without_a_total_is_outside():
         "completion_tokens": 1,
         "completion_tokens_details": {"reasoning_tokens": 386},
     }
-    assert Usage.from_openai(raw) == Usage(input=5, output=387, reasoning=386)
+    assert usage_from_openai(raw) == Usage(input=5, output=387, reasoning=386)
 
 
 def test_from_openai_reasoning_inside_completion_stays_inside():
@@ -74,7 +75,7 @@ def test_from_openai_reasoning_inside_completion_stays_inside():
         "total_tokens": 405,
         "completion_tokens_details": {"reasoning_tokens": 386},
     }
-    assert Usage.from_openai(raw) == Usage(input=5, output=400, reasoning=386)
+    assert usage_from_openai(raw) == Usage(input=5, output=400, reasoning=386)
 
 
 def test_from_openai_cache_above_prompt_keeps_what_was_reported():
@@ -83,7 +84,7 @@ def test_from_openai_cache_above_prompt_keeps_what_was_reported():
         "completion_tokens": 2,
         "prompt_tokens_details": {"cached_tokens": 11},
     }
-    assert Usage.from_openai(raw) == Usage(input=10, cache_read=11, output=2)
+    assert usage_from_openai(raw) == Usage(input=10, cache_read=11, output=2)
 
 
 def test_from_openai_an_invalid_reasoning_count_is_left_out_not_the_usage():
@@ -92,4 +93,4 @@ def test_from_openai_an_invalid_reasoning_count_is_left_out_not_the_usage():
         "completion_tokens": 2,
         "completion_tokens_details": {"reasoning_tokens": "x"},
     }
-    assert Usage.from_openai(raw) == Usage(input=3, output=2)
+    assert usage_from_openai(raw) == Usage(input=3, output=2)

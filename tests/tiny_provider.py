@@ -16,18 +16,9 @@ import warnings
 from collections.abc import AsyncIterator
 from typing import Any
 
-from modelplug.plugin import (
-    Client,
-    Endpoint,
-    ProviderHTTP,
-    Route,
-    Settings,
-    SSEFramer,
-    WireErrors,
-    hookimpl,
-    provider_headers,
-)
-from modelplug.types import Done, Event, Message, Request, Response, TextBlock, TextDelta
+from modelplug import Client, Endpoint, Route, Settings, hookimpl
+from modelplug.contract.types import Done, Event, Message, Request, Response, TextBlock, TextDelta
+from modelplug_kit import ProviderHTTP, SSEFramer, WireErrors, provider_headers
 
 TYPE = "tiny"
 # A recorded-looking answer in this wire's shape (invented for these tests).

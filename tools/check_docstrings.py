@@ -1,7 +1,7 @@
 """Fail when a public name of modelplug has no docstring.
 
 Public means: the names in ``__all__`` of ``modelplug``, ``modelplug.plugin`` and its
-parts, ``modelplug.testing`` and ``modelplug.hookspecs`` (what the API reference of the
+parts, ``modelplug.testing`` and ``modelplug.contract.hookspecs`` (what the API reference of the
 documentation site lists), and the public methods and properties their classes define
 themselves. Run by ``tox -e docs`` before the site is built, and by the tests.
 """
@@ -16,11 +16,11 @@ from collections.abc import Iterator
 MODULES = [
     "modelplug",
     "modelplug.plugin",
-    "modelplug.plugin.wire",
-    "modelplug.plugin.schema",
-    "modelplug.plugin.policy",
+    "modelplug.wire",
+    "modelplug.schema",
+    "modelplug.policy",
     "modelplug.testing",
-    "modelplug.hookspecs",
+    "modelplug.contract.hookspecs",
 ]
 
 

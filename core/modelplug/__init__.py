@@ -7,156 +7,213 @@ The public API::
     for event in modelplug.stream("anthropic/claude-sonnet-4-6", "Write a haiku"):
         ...
 
-Names are imported on first use (PEP 562), so ``import modelplug`` stays cheap. Type
-checkers see each of them through an explicit re-export (``X as X``) under
-``TYPE_CHECKING``; tests/test_typed_top_level.py keeps that block equal to ``__all__``.
+This module is core's one export list: :data:`EXPORTS` names every public name and the
+module it lives in (``modelplug.contract``, ``modelplug.host``, ``modelplug.client``,
+``modelplug.builtin``; docs/architecture.md). Names are imported on first use (PEP 562),
+so ``import modelplug`` stays cheap; type checkers see each through the explicit
+re-export (``X as X``) under ``TYPE_CHECKING``, which tests/test_typed_top_level.py keeps
+equal to :data:`EXPORTS`. Plugins import from here and from ``modelplug_kit``, nothing
+deeper.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator, Sequence
 
-    from .client import Client as Client
-    from .client import EventCallback
-    from .errors import ConfigError as ConfigError
-    from .errors import ErrorClass as ErrorClass
-    from .errors import MissingKeyError as MissingKeyError
-    from .errors import ModelError as ModelError
-    from .errors import ModelplugError as ModelplugError
-    from .errors import NoProviderError as NoProviderError
-    from .errors import OutputTruncatedError as OutputTruncatedError
-    from .errors import OutputValidationError as OutputValidationError
-    from .errors import PluginError as PluginError
-    from .errors import PluginLoadError as PluginLoadError
-    from .errors import RequestError as RequestError
-    from .errors import TextCallError as TextCallError
-    from .errors import UnknownProviderError as UnknownProviderError
-    from .held_text import HeldText as HeldText
-    from .hookspecs import hookspec as hookspec
-    from .plugins import hookimpl as hookimpl
-    from .redact import redact as redact
-    from .replay import replayable_messages as replayable_messages
-    from .routes import Endpoint as Endpoint
-    from .routes import ModelInfo as ModelInfo
-    from .routes import Price as Price
-    from .routes import Provider as Provider
-    from .routes import Route as Route
-    from .routes import TextCallMode as TextCallMode
-    from .settings import ModelplugWarning as ModelplugWarning
-    from .settings import Settings as Settings
-    from .settings import check_base_url as check_base_url
-    from .settings import load_settings as load_settings
-    from .types import Block as Block
-    from .types import Citation as Citation
-    from .types import Cost as Cost
-    from .types import Done as Done
-    from .types import Effort as Effort
-    from .types import Embeddings as Embeddings
-    from .types import EmbedRequest as EmbedRequest
-    from .types import Event as Event
-    from .types import ImageBlock as ImageBlock
-    from .types import Message as Message
-    from .types import Notice as Notice
-    from .types import OpaqueBlock as OpaqueBlock
-    from .types import OutputSchema as OutputSchema
-    from .types import ParsedText as ParsedText
-    from .types import Request as Request
-    from .types import RequestLike
-    from .types import Response as Response
-    from .types import ServerTool as ServerTool
-    from .types import StopReason as StopReason
-    from .types import TextBlock as TextBlock
-    from .types import TextDelta as TextDelta
-    from .types import ThinkingBlock as ThinkingBlock
-    from .types import ThinkingDelta as ThinkingDelta
-    from .types import ThinkingRequest as ThinkingRequest
-    from .types import ToolCallStart as ToolCallStart
-    from .types import ToolResultBlock as ToolResultBlock
-    from .types import ToolSpec as ToolSpec
-    from .types import ToolUseBlock as ToolUseBlock
-    from .types import Usage as Usage
-    from .types import new_tool_use_id as new_tool_use_id
+    from modelplug.builtin.classify import classify_generic as classify_generic
+    from modelplug.builtin.classify import retry_after_from_headers as retry_after_from_headers
+    from modelplug.builtin.classify import retry_after_of as retry_after_of
+    from modelplug.client.calls import EventCallback as EventCallback
+    from modelplug.client.client import Client as Client
+    from modelplug.client.splice import Offer as Offer
+    from modelplug.client.splice import Splice as Splice
+    from modelplug.client.splice import SpliceReader as SpliceReader
+    from modelplug.client.structured import undo_strict as undo_strict
+    from modelplug.contract.context import CallContext as CallContext
+    from modelplug.contract.errors import ConfigError as ConfigError
+    from modelplug.contract.errors import ErrorClass as ErrorClass
+    from modelplug.contract.errors import ErrorKind as ErrorKind
+    from modelplug.contract.errors import MissingKeyError as MissingKeyError
+    from modelplug.contract.errors import ModelError as ModelError
+    from modelplug.contract.errors import ModelplugError as ModelplugError
+    from modelplug.contract.errors import NoProviderError as NoProviderError
+    from modelplug.contract.errors import OutputTruncatedError as OutputTruncatedError
+    from modelplug.contract.errors import OutputValidationError as OutputValidationError
+    from modelplug.contract.errors import PluginError as PluginError
+    from modelplug.contract.errors import PluginLoadError as PluginLoadError
+    from modelplug.contract.errors import RequestError as RequestError
+    from modelplug.contract.errors import TextCallError as TextCallError
+    from modelplug.contract.errors import UnknownProviderError as UnknownProviderError
+    from modelplug.contract.errors import class_for_status as class_for_status
+    from modelplug.contract.errors import describe_error as describe_error
+    from modelplug.contract.estimate import CHARS_PER_TOKEN as CHARS_PER_TOKEN
+    from modelplug.contract.estimate import estimate_tokens as estimate_tokens
+    from modelplug.contract.estimate import estimated_usage as estimated_usage
+    from modelplug.contract.held_text import HeldText as HeldText
+    from modelplug.contract.hookspecs import hookimpl as hookimpl
+    from modelplug.contract.hookspecs import hookspec as hookspec
+    from modelplug.contract.loose_json import parse_arguments as parse_arguments
+    from modelplug.contract.loose_json import repair_loose_json as repair_loose_json
+    from modelplug.contract.replay import is_replayable as is_replayable
+    from modelplug.contract.replay import replayable_blocks as replayable_blocks
+    from modelplug.contract.replay import replayable_messages as replayable_messages
+    from modelplug.contract.routes import Endpoint as Endpoint
+    from modelplug.contract.routes import ModelInfo as ModelInfo
+    from modelplug.contract.routes import Price as Price
+    from modelplug.contract.routes import Provider as Provider
+    from modelplug.contract.routes import Route as Route
+    from modelplug.contract.routes import TextCallMode as TextCallMode
+    from modelplug.contract.secrets import redact as redact
+    from modelplug.contract.secrets import redact_data as redact_data
+    from modelplug.contract.secrets import register_secret as register_secret
+    from modelplug.contract.settings import ModelplugWarning as ModelplugWarning
+    from modelplug.contract.settings import Settings as Settings
+    from modelplug.contract.settings import check_base_url as check_base_url
+    from modelplug.contract.settings import is_loopback_url as is_loopback_url
+    from modelplug.contract.settings import warn as warn
+    from modelplug.contract.types import Block as Block
+    from modelplug.contract.types import Citation as Citation
+    from modelplug.contract.types import Cost as Cost
+    from modelplug.contract.types import Done as Done
+    from modelplug.contract.types import Effort as Effort
+    from modelplug.contract.types import Embeddings as Embeddings
+    from modelplug.contract.types import EmbedRequest as EmbedRequest
+    from modelplug.contract.types import Event as Event
+    from modelplug.contract.types import ImageBlock as ImageBlock
+    from modelplug.contract.types import Message as Message
+    from modelplug.contract.types import Notice as Notice
+    from modelplug.contract.types import OpaqueBlock as OpaqueBlock
+    from modelplug.contract.types import OutputSchema as OutputSchema
+    from modelplug.contract.types import ParsedText as ParsedText
+    from modelplug.contract.types import Request as Request
+    from modelplug.contract.types import RequestLike as RequestLike
+    from modelplug.contract.types import Response as Response
+    from modelplug.contract.types import ServerTool as ServerTool
+    from modelplug.contract.types import StopReason as StopReason
+    from modelplug.contract.types import TextBlock as TextBlock
+    from modelplug.contract.types import TextDelta as TextDelta
+    from modelplug.contract.types import ThinkingBlock as ThinkingBlock
+    from modelplug.contract.types import ThinkingDelta as ThinkingDelta
+    from modelplug.contract.types import ThinkingRequest as ThinkingRequest
+    from modelplug.contract.types import ToolCallStart as ToolCallStart
+    from modelplug.contract.types import ToolResultBlock as ToolResultBlock
+    from modelplug.contract.types import ToolSpec as ToolSpec
+    from modelplug.contract.types import ToolUseBlock as ToolUseBlock
+    from modelplug.contract.types import Usage as Usage
+    from modelplug.contract.types import new_tool_use_id as new_tool_use_id
+    from modelplug.host.http_options import HTTPOptions as HTTPOptions
+    from modelplug.host.http_options import http_options as http_options
+    from modelplug.host.lazy import lazy_exports as lazy_exports
+    from modelplug.host.options import read_options as read_options
+    from modelplug.host.plugins import find_policies as find_policies
+    from modelplug.host.provider_table import declared_providers as declared_providers
+    from modelplug.host.provider_table import provider_options as provider_options
+    from modelplug.host.provider_table import user_endpoint as user_endpoint
+    from modelplug.host.settings import load_settings as load_settings
+    from modelplug.host.settings import user_config_path as user_config_path
 
-__version__ = "1.1.0.dev0"
+__version__ = "2.0.0.dev0"
 
-_EXPORTS = {
-    # client
-    "Client": "client",
-    # hooks
-    "hookimpl": "plugins",
-    "hookspec": "hookspecs",
-    # settings
-    "Settings": "settings",
-    "load_settings": "settings",
-    "ModelplugWarning": "settings",
-    # errors
-    "ErrorClass": "errors",
-    "ModelplugError": "errors",
-    "ModelError": "errors",
-    "ConfigError": "errors",
-    "MissingKeyError": "errors",
-    "UnknownProviderError": "errors",
-    "RequestError": "errors",
-    "NoProviderError": "errors",
-    "OutputTruncatedError": "errors",
-    "OutputValidationError": "errors",
-    "PluginError": "errors",
-    "PluginLoadError": "errors",
-    "TextCallError": "errors",
-    # helpers for adapters
-    "HeldText": "held_text",
-    "replayable_messages": "replay",
-    "check_base_url": "settings",
-    "redact": "redact",
+#: Every public name of core and the module it lives in.
+EXPORTS = {
+    "classify_generic": "modelplug.builtin.classify",
+    "retry_after_from_headers": "modelplug.builtin.classify",
+    "retry_after_of": "modelplug.builtin.classify",
+    "Client": "modelplug.client.client",
+    "EventCallback": "modelplug.client.calls",
+    "HeldText": "modelplug.contract.held_text",
+    "Offer": "modelplug.client.splice",
+    "Splice": "modelplug.client.splice",
+    "SpliceReader": "modelplug.client.splice",
+    "undo_strict": "modelplug.client.structured",
+    "CallContext": "modelplug.contract.context",
+    "ConfigError": "modelplug.contract.errors",
+    "ErrorClass": "modelplug.contract.errors",
+    "ErrorKind": "modelplug.contract.errors",
+    "MissingKeyError": "modelplug.contract.errors",
+    "ModelError": "modelplug.contract.errors",
+    "ModelplugError": "modelplug.contract.errors",
+    "NoProviderError": "modelplug.contract.errors",
+    "OutputTruncatedError": "modelplug.contract.errors",
+    "OutputValidationError": "modelplug.contract.errors",
+    "PluginError": "modelplug.contract.errors",
+    "PluginLoadError": "modelplug.contract.errors",
+    "RequestError": "modelplug.contract.errors",
+    "TextCallError": "modelplug.contract.errors",
+    "UnknownProviderError": "modelplug.contract.errors",
+    "class_for_status": "modelplug.contract.errors",
+    "describe_error": "modelplug.contract.errors",
+    "CHARS_PER_TOKEN": "modelplug.contract.estimate",
+    "estimate_tokens": "modelplug.contract.estimate",
+    "estimated_usage": "modelplug.contract.estimate",
+    "hookimpl": "modelplug.contract.hookspecs",
+    "hookspec": "modelplug.contract.hookspecs",
+    "parse_arguments": "modelplug.contract.loose_json",
+    "repair_loose_json": "modelplug.contract.loose_json",
+    "is_replayable": "modelplug.contract.replay",
+    "replayable_blocks": "modelplug.contract.replay",
+    "replayable_messages": "modelplug.contract.replay",
+    "Endpoint": "modelplug.contract.routes",
+    "ModelInfo": "modelplug.contract.routes",
+    "Price": "modelplug.contract.routes",
+    "Provider": "modelplug.contract.routes",
+    "Route": "modelplug.contract.routes",
+    "TextCallMode": "modelplug.contract.routes",
+    "redact": "modelplug.contract.secrets",
+    "redact_data": "modelplug.contract.secrets",
+    "register_secret": "modelplug.contract.secrets",
+    "Block": "modelplug.contract.types",
+    "Citation": "modelplug.contract.types",
+    "Cost": "modelplug.contract.types",
+    "Done": "modelplug.contract.types",
+    "Effort": "modelplug.contract.types",
+    "EmbedRequest": "modelplug.contract.types",
+    "Embeddings": "modelplug.contract.types",
+    "Event": "modelplug.contract.types",
+    "ImageBlock": "modelplug.contract.types",
+    "Message": "modelplug.contract.types",
+    "Notice": "modelplug.contract.types",
+    "OpaqueBlock": "modelplug.contract.types",
+    "OutputSchema": "modelplug.contract.types",
+    "ParsedText": "modelplug.contract.types",
+    "Request": "modelplug.contract.types",
+    "RequestLike": "modelplug.contract.types",
+    "Response": "modelplug.contract.types",
+    "ServerTool": "modelplug.contract.types",
+    "StopReason": "modelplug.contract.types",
+    "TextBlock": "modelplug.contract.types",
+    "TextDelta": "modelplug.contract.types",
+    "ThinkingBlock": "modelplug.contract.types",
+    "ThinkingDelta": "modelplug.contract.types",
+    "ThinkingRequest": "modelplug.contract.types",
+    "ToolCallStart": "modelplug.contract.types",
+    "ToolResultBlock": "modelplug.contract.types",
+    "ToolSpec": "modelplug.contract.types",
+    "ToolUseBlock": "modelplug.contract.types",
+    "Usage": "modelplug.contract.types",
+    "new_tool_use_id": "modelplug.contract.types",
+    "lazy_exports": "modelplug.host.lazy",
+    "read_options": "modelplug.host.options",
+    "HTTPOptions": "modelplug.host.http_options",
+    "http_options": "modelplug.host.http_options",
+    "find_policies": "modelplug.host.plugins",
+    "declared_providers": "modelplug.host.provider_table",
+    "provider_options": "modelplug.host.provider_table",
+    "user_endpoint": "modelplug.host.provider_table",
+    "ModelplugWarning": "modelplug.contract.settings",
+    "Settings": "modelplug.contract.settings",
+    "check_base_url": "modelplug.contract.settings",
+    "is_loopback_url": "modelplug.contract.settings",
+    "load_settings": "modelplug.host.settings",
+    "user_config_path": "modelplug.host.settings",
+    "warn": "modelplug.contract.settings",
 }
-_TYPES = [
-    "Block",
-    "Citation",
-    "Cost",
-    "Done",
-    "Effort",
-    "EmbedRequest",
-    "Embeddings",
-    "Endpoint",
-    "Event",
-    "ImageBlock",
-    "Message",
-    "ModelInfo",
-    "Notice",
-    "OpaqueBlock",
-    "OutputSchema",
-    "ParsedText",
-    "Price",
-    "Provider",
-    "Request",
-    "Response",
-    "Route",
-    "ServerTool",
-    "StopReason",
-    "TextBlock",
-    "TextCallMode",
-    "TextDelta",
-    "ThinkingBlock",
-    "ThinkingDelta",
-    "ThinkingRequest",
-    "ToolCallStart",
-    "ToolResultBlock",
-    "ToolSpec",
-    "ToolUseBlock",
-    "Usage",
-    "new_tool_use_id",
-]
-_EXPORTS.update(dict.fromkeys(_TYPES, "types"))
-# The route records are plain dataclasses: ``modelplug.Route`` must not load pydantic.
-_ROUTE_RECORDS = ["Endpoint", "ModelInfo", "Price", "Provider", "Route", "TextCallMode"]
-_EXPORTS.update(dict.fromkeys(_ROUTE_RECORDS, "routes"))
 
 __all__ = [
-    *sorted(_EXPORTS),
+    *sorted(EXPORTS),
     "acomplete",
     "aembed",
     "astream",
@@ -166,17 +223,18 @@ __all__ = [
     "stream",
 ]
 
-
 _default: Client | None = None
 
 if not TYPE_CHECKING:
     # Hidden from type checkers, so a name missing from the re-exports above is an
     # error in the user's code instead of an Any.
     def __getattr__(name: str) -> Any:
-        module = _EXPORTS.get(name)
+        module = EXPORTS.get(name)
         if module is None:
             raise AttributeError(f"module 'modelplug' has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"modelplug.{module}"), name)
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
         globals()[name] = value
         return value
 
@@ -185,7 +243,7 @@ def default_client() -> Client:
     """The process-wide Client the module-level functions use (made on first use)."""
     global _default
     if _default is None:
-        from .client import Client
+        from modelplug.client.client import Client
 
         _default = Client()
     return _default

@@ -1,5 +1,5 @@
 """``python -m modelplug``: the ``modelplug`` command."""
 
-from .cli import main
+from modelplug.cli import main
 
 raise SystemExit(main())

@@ -12,9 +12,9 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..errors import CONTEXT_PHRASES, ErrorClass, ModelError, class_for_status
-from ..plugins import hookimpl
-from ..routes import Route
+from modelplug.contract.errors import CONTEXT_PHRASES, ErrorClass, ModelError, class_for_status
+from modelplug.contract.hookspecs import hookimpl
+from modelplug.contract.routes import Route
 
 __all__ = [
     "CONTEXT_PHRASES",

@@ -6,11 +6,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from ..plugins import hookimpl
+from modelplug.contract.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from ..routes import Price, Route
-    from ..types import Cost, Usage
+    from modelplug.contract.routes import Price, Route
+    from modelplug.contract.types import Cost, Usage
 
 MILLION = Decimal(1_000_000)
 
@@ -18,7 +18,7 @@ MILLION = Decimal(1_000_000)
 def cost_from_price(price: Price, usage: Usage, price_factor: float, source: str) -> Cost:
     """Cost of ``usage`` at ``price`` (USD per million tokens). Cache prices missing from
     ``price`` fall back to the input price; web searches are never scaled by the factor."""
-    from ..types import Cost
+    from modelplug.contract.types import Cost
 
     factor = Decimal(str(price_factor))
     cache_read = price.cache_read if price.cache_read is not None else price.input

@@ -13,13 +13,13 @@ from collections.abc import AsyncIterator
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from ..plugins import hookimpl
-from ..routes import Endpoint, ModelInfo, Price, Provider, Route
+from modelplug.contract.hookspecs import hookimpl
+from modelplug.contract.routes import Endpoint, ModelInfo, Price, Provider, Route
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
-    from ..types import Embeddings, EmbedRequest, Event, Request
+    from modelplug.contract.types import Embeddings, EmbedRequest, Event, Request
 
 PROVIDER = "echo"
 _WORD = re.compile(r"\s*\S+|\s+$")
@@ -33,7 +33,7 @@ def words(text: str) -> list[str]:
 
 
 def _count_request(request: Request) -> int:
-    from ..types import TextBlock, ToolResultBlock
+    from modelplug.contract.types import TextBlock, ToolResultBlock
 
     total = len(words(request.system or ""))
     for message in request.messages:
@@ -71,7 +71,7 @@ def modelplug_providers() -> list[Provider]:
 
 async def _echo(route: Route, request: Request) -> AsyncIterator[Event]:
     # Imported here: resolving the echo model must not load pydantic.
-    from ..types import Done, Message, Response, TextBlock, TextDelta, Usage
+    from modelplug.contract.types import Done, Message, Response, TextBlock, TextDelta, Usage
 
     last = next((m for m in reversed(request.messages) if m.role == "user"), None)
     reply = last.text if last is not None else ""
@@ -79,7 +79,7 @@ async def _echo(route: Route, request: Request) -> AsyncIterator[Event]:
         # A structured request: the simplest JSON that fits, strings from the prompt.
         import json
 
-        from ..schema_example import example_for
+        from modelplug.builtin.schema_example import example_for
 
         value = example_for(request.output_schema.json_schema, reply)
         reply = json.dumps(value, ensure_ascii=False)
@@ -127,7 +127,7 @@ def echo_vector(text: str, dimensions: int = ECHO_DIMENSIONS) -> list[float]:
 
 
 async def _embed(route: Route, request: EmbedRequest) -> Embeddings:
-    from ..types import Embeddings, Usage
+    from modelplug.contract.types import Embeddings, Usage
 
     size = request.dimensions or ECHO_DIMENSIONS
     return Embeddings(

@@ -21,18 +21,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from ..client import Client
-from ..errors import (
+from modelplug.cli import chat, config, embed, models, new_plugin, plugins, resolve, trust
+from modelplug.cli.trust import add_trusted_project
+from modelplug.client.client import Client
+from modelplug.contract.errors import (
     ConfigError,
     MissingKeyError,
     ModelplugError,
     RequestError,
     UnknownProviderError,
 )
-from ..redact import redact
-from ..settings import ModelplugWarning, load_settings
-from . import chat, config, embed, models, new_plugin, plugins, resolve, trust
-from .trust import add_trusted_project
+from modelplug.contract.secrets import redact
+from modelplug.contract.settings import ModelplugWarning
+from modelplug.host.settings import load_settings
 
 __all__ = ["add_trusted_project", "build_parser", "exit_code", "main"]
 

@@ -1,5 +1,5 @@
 """``python -m modelplug.cli``."""
 
-from . import main
+from modelplug.cli import main
 
 raise SystemExit(main())

@@ -19,15 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, ModelplugError
-from .conversations import Conversation, Store, Summary, is_conversation_id
-from .output import DIM, RESET, usage_line, write
-from .request_options import HELP as OPTION_HELP
-from .request_options import parse_options
+from modelplug.cli.conversations import Conversation, Store, Summary, is_conversation_id
+from modelplug.cli.output import DIM, RESET, usage_line, write
+from modelplug.cli.request_options import HELP as OPTION_HELP
+from modelplug.cli.request_options import parse_options
+from modelplug.contract.errors import ConfigError, ModelplugError
 
 if TYPE_CHECKING:
-    from ..client import Client
-    from ..types import Message, Response
+    from modelplug.client.client import Client
+    from modelplug.contract.types import Message, Response
 
 __all__ = ["add_parser", "run"]
 
@@ -214,7 +214,7 @@ def _interactive(turns: Turns) -> int:
             print("\nmodelplug: reply stopped", file=sys.stderr)
         except ModelplugError as exc:
             # One failed turn is not the end of the chat: the next line may try again.
-            from . import exit_code
+            from modelplug.cli import exit_code
 
             print(f"modelplug: {exc}", file=sys.stderr)
             code = exit_code(exc)
@@ -225,7 +225,7 @@ def _interactive(turns: Turns) -> int:
 
 def _turn(turns: Turns, prompt: str) -> None:
     """Send the conversation with ``prompt`` added, stream the reply, keep both."""
-    from ..types import Message, TextBlock
+    from modelplug.contract.types import Message, TextBlock
 
     conversation = turns.conversation
     asked = Message(role="user", content=[TextBlock(text=prompt)])
@@ -242,7 +242,7 @@ def _turn(turns: Turns, prompt: str) -> None:
 
 
 def _partial(shown: list[str]) -> Message:
-    from ..types import Message, TextBlock
+    from modelplug.contract.types import Message, TextBlock
 
     return Message(role="assistant", content=[TextBlock(text="".join(shown))])
 
@@ -266,7 +266,7 @@ def _keep(turns: Turns, added: list[Message]) -> None:
 
 def _stream(turns: Turns, messages: list[Message], shown: list[str]) -> Response:
     # The event types (pydantic) are imported by the commands that call a model only.
-    from ..types import Done, Notice, TextDelta, ThinkingDelta, ToolCallStart
+    from modelplug.contract.types import Done, Notice, TextDelta, ThinkingDelta, ToolCallStart
 
     args, conversation = turns.args, turns.conversation
     out, err = sys.stdout, sys.stderr
@@ -313,7 +313,7 @@ def _structured(
     args: argparse.Namespace, client: Client, prompt: str, fields: dict[str, Any]
 ) -> int:
     """``chat --schema``: the validated answer as JSON on stdout, notices on stderr."""
-    from ..types import Notice
+    from modelplug.contract.types import Notice
 
     schema = _schema(args.schema)
 

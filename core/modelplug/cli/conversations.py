@@ -22,10 +22,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
+from modelplug.contract.errors import ConfigError
 
 if TYPE_CHECKING:
-    from ..types import Message
+    from modelplug.contract.types import Message
 
 __all__ = ["Conversation", "Store", "Summary", "is_conversation_id"]
 
@@ -87,7 +87,7 @@ class Store:
 
     def save(self, conversation: Conversation) -> Path:
         """Write the conversation and make it the last one."""
-        from ..redact import redact_data
+        from modelplug.contract.secrets import redact_data
 
         data: dict[str, Any] = {
             "format": FORMAT,
@@ -141,7 +141,7 @@ class Store:
     def load(self, conversation_id: str) -> Conversation:
         from pydantic import ValidationError
 
-        from ..types import Message
+        from modelplug.contract.types import Message
 
         path = self.path(conversation_id)
         try:

@@ -7,11 +7,11 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .output import money
+from modelplug.cli.output import money
 
 if TYPE_CHECKING:
-    from ..client import Client
-    from ..types import Embeddings
+    from modelplug.client.client import Client
+    from modelplug.contract.types import Embeddings
 
 __all__ = ["add_parser", "embed"]
 

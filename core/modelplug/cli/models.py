@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ModelplugError
-from .output import money
+from modelplug.cli.output import money
+from modelplug.contract.errors import ModelplugError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ..client import Client
-    from ..routes import Route
-    from ..served_models import Served
+    from modelplug.client.client import Client
+    from modelplug.client.served_models import Served
+    from modelplug.contract.routes import Route
 
 __all__ = ["add_parser", "run"]
 
@@ -98,7 +98,7 @@ def _offered(client: Client) -> dict[str, Listed]:
     for name, chain in settings.fallbacks.items():
         for spec in chain:
             add(spec, f"fallback for {name}")
-    from ..known_providers import KNOWN_PROVIDERS
+    from modelplug.host.known_providers import KNOWN_PROVIDERS
 
     # What the local servers and the user's own providers serve now (all asked at
     # once, a few seconds at most).
@@ -177,7 +177,7 @@ def _describe(client: Client, item: Listed) -> dict[str, Any]:
 def _price(client: Client, route: Route) -> dict[str, str] | None:
     """Input and output per million tokens, as the pricing hooks price a million of
     each; None when none knows the model."""
-    from ..types import Usage
+    from modelplug.contract.types import Usage
 
     per_input = client.price(route, Usage(input=MILLION, output=0))
     per_output = client.price(route, Usage(input=0, output=MILLION))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..client import Client
+    from modelplug.client.client import Client
 
 __all__ = ["add_parser", "run"]
 
@@ -26,7 +26,7 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace, client: Client) -> int:
-    from ..new_plugin import create
+    from modelplug.cli.scaffold import create
 
     try:
         target = create(args.name, Path(args.directory))

@@ -6,7 +6,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from ..types import Usage
+    from modelplug.contract.types import Usage
 
 __all__ = ["DIM", "RESET", "money", "usage_line", "write"]
 

@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..client import Client
+    from modelplug.client.client import Client
 
 __all__ = ["add_parser", "run", "version"]
 

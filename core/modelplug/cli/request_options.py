@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import ConfigError
+from modelplug.contract.errors import ConfigError
 
 __all__ = ["HELP", "REQUEST_FIELDS", "parse_options"]
 
@@ -69,8 +69,8 @@ def _value(raw: str) -> Any:
 
 def _check(option: str, key: str, value: Any) -> None:
     """The Request's own validation of one field, its message naming the option."""
-    from ..calls import coerce_request
-    from ..errors import RequestError
+    from modelplug.client.calls import coerce_request
+    from modelplug.contract.errors import RequestError
 
     try:
         coerce_request("", {key: value})

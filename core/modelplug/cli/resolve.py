@@ -8,11 +8,11 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .output import money
+from modelplug.cli.output import money
 
 if TYPE_CHECKING:
-    from ..client import Client
-    from ..routes import Route
+    from modelplug.client.client import Client
+    from modelplug.contract.routes import Route
 
 __all__ = ["add_parsers", "price", "resolve"]
 
@@ -130,7 +130,7 @@ def price(args: argparse.Namespace, client: Client) -> int:
         if getattr(args, name) < 0:
             print(f"modelplug: --{name.replace('_', '-')} must not be negative", file=sys.stderr)
             return 2
-    from ..types import Usage
+    from modelplug.contract.types import Usage
 
     route = client.resolve(args.spec)
     usage = Usage(
@@ -166,7 +166,7 @@ def price(args: argparse.Namespace, client: Client) -> int:
 
 
 def _no_pricing(client: Client) -> str:
-    from ..known_providers import PRICING_DISTRIBUTION
+    from modelplug.host.known_providers import PRICING_DISTRIBUTION
 
     info = next((p for p in client.plugins() if p.name == PRICING_DISTRIBUTION), None)
     if info is not None and not info.enabled:

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..settings import user_config_path
+from modelplug.host.settings import user_config_path
 
 if TYPE_CHECKING:
-    from ..client import Client
+    from modelplug.client.client import Client
 
 __all__ = ["add_parser", "add_trusted_project", "run"]
 

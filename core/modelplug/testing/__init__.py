@@ -10,71 +10,30 @@ provides these fixtures:
 - ``modelplug_client``: ``make_client()`` with nothing but core's built-ins.
 - ``register_plugin(obj)``: register a plugin on ``modelplug_client`` for one test.
 - ``fake_model``: a :class:`FakeModel` already registered on ``modelplug_client``.
-- ``wire_server``: a started :class:`WireServer` on 127.0.0.1.
-
-Outside pytest, import :class:`WireServer`, :class:`FakeModel` and the builders from here.
-
-:class:`ProviderConformance` (with :class:`Recording`) is the conformance suite a
-provider plugin subclasses in its own tests: see :mod:`modelplug.testing.conformance`.
-It loads on first use (it imports pytest).
+Outside pytest, import :class:`FakeModel` and the builders from here. What a provider
+plugin's own tests need (the loopback wire server, the conformance suite) is in the
+provider kit, :mod:`modelplug_kit.testing`.
 """
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..errors import ScriptExhaustedError
-from .fake import FakeModel, reply, structured, text, thinking, tool_use
-from .wire_server import (
-    RecordedRequest,
-    WireResponse,
-    WireServer,
-    load_recording,
-    refused_url,
-    split_events,
-    split_every,
-)
+from modelplug.contract.errors import ScriptExhaustedError
+from modelplug.testing.fake import FakeModel, reply, structured, text, thinking, tool_use
 
 __all__ = [
     "FakeModel",
-    "ProviderConformance",
-    "RecordedRequest",
-    "Recording",
     "ScriptExhaustedError",
-    "WireResponse",
-    "WireServer",
     "calm_hypothesis",
     "examples",
     "hypothesis_profile",
-    "load_recording",
-    "refused_url",
     "reply",
-    "split_events",
-    "split_every",
     "structured",
     "text",
     "thinking",
     "tool_use",
 ]
-
-# Loaded on first use: the suite imports pytest, which a program using WireServer or
-# FakeModel outside a test run need not have.
-_LAZY = {"ProviderConformance": "conformance", "Recording": "conformance"}
-
-if TYPE_CHECKING:
-    from .conformance import ProviderConformance, Recording
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'modelplug.testing' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
 
 #: Examples per property test in each profile: ``ci`` keeps hypothesis' own default,
 #: ``dev`` (the test command a contributor runs) a quarter of it.

@@ -14,9 +14,9 @@ import json
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, TypeAlias
 
-from ..errors import ScriptExhaustedError
-from ..plugins import hookimpl
-from ..types import (
+from modelplug.contract.errors import ScriptExhaustedError
+from modelplug.contract.hookspecs import hookimpl
+from modelplug.contract.types import (
     Block,
     Done,
     Endpoint,
@@ -125,7 +125,7 @@ class FakeModel:
     @hookimpl
     def modelplug_resolve(self, spec: str, provider_type: str | None) -> Route | None:
         """Serve ``{provider}/...`` specs (the hook: see
-        :func:`modelplug.hookspecs.modelplug_resolve`)."""
+        :func:`modelplug.contract.hookspecs.modelplug_resolve`)."""
         provider, _, model = spec.partition("/")
         if provider != self.provider or provider_type not in (None, self.provider):
             return None

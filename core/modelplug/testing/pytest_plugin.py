@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 
-from ..client import Client
-from .fake import FakeModel
-from .leaks import PLANTED_KEY, LeakWatch
-from .wire_server import WireServer
+from modelplug.client.client import Client
+from modelplug.testing.fake import FakeModel
+from modelplug.testing.leaks import PLANTED_KEY, LeakWatch
 
 MakeClient = Callable[..., Client]
 _watch = LeakWatch()
@@ -145,13 +144,3 @@ def fake_model(modelplug_client: Client) -> FakeModel:
     fake = FakeModel()
     modelplug_client.register(fake)
     return fake
-
-
-@pytest.fixture
-def wire_server() -> Iterator[WireServer]:
-    """A started loopback WireServer, stopped after the test."""
-    server = WireServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()

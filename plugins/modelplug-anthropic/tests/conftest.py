@@ -10,7 +10,8 @@ from typing import Any
 import modelplug_anthropic
 import pytest
 from modelplug import Client
-from modelplug.testing import WireServer, calm_hypothesis
+from modelplug.testing import calm_hypothesis
+from modelplug_kit.testing import WireServer
 
 RECORDINGS = Path(__file__).parent / "recordings"
 TEST_KEY = "sk-ant-test-0123456789abcdef"

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import modelplug_anthropic
-from modelplug.testing import ProviderConformance, Recording
+from modelplug_kit.testing import ProviderConformance, Recording
 
 RECORDINGS = Path(__file__).parent / "recordings"
 # The error types of Anthropic's errors page, by status.

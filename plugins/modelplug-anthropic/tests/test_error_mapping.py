@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from modelplug import Client, ModelError
-from modelplug.testing import WireServer
 from modelplug_anthropic.errors import StatusError
+from modelplug_kit.testing import WireServer
 
 MakeClient = Callable[..., Client]
 SPEC = "anthropic/claude-sonnet-4-6"

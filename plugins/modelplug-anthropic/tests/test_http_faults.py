@@ -13,10 +13,10 @@ from pathlib import Path
 import modelplug_anthropic
 import pytest
 from modelplug import Client, ModelError
-from modelplug.testing import WireServer, load_recording, refused_url
-from modelplug.types import Notice, TextDelta
+from modelplug.contract.types import Notice, TextDelta
 from modelplug_anthropic.errors import StatusError
 from modelplug_anthropic.http import messages_url
+from modelplug_kit.testing import WireServer, load_recording, refused_url
 
 MakeClient = Callable[..., Client]
 Recording = Callable[[str], Path]
@@ -161,7 +161,7 @@ def test_streaming_does_not_import_the_sdk(tmp_path: Path, recording: Recording)
 import sys
 from pathlib import Path
 import modelplug_anthropic
-from modelplug.client import Client
+from modelplug.client.client import Client
 from modelplug.testing import WireServer
 
 with WireServer() as server:

@@ -12,8 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from modelplug import Client, RequestError
-from modelplug.testing import WireServer, load_recording
-from modelplug.types import (
+from modelplug.contract.types import (
     Endpoint,
     ImageBlock,
     Message,
@@ -38,6 +37,7 @@ from modelplug_anthropic.mapping import (
     to_wire_tools,
 )
 from modelplug_anthropic.routes import thinking_mode
+from modelplug_kit.testing import WireServer, load_recording
 
 Recording = Callable[[str], Path]
 MARK = {"type": "ephemeral"}

@@ -12,7 +12,7 @@ from typing import Any
 import modelplug_anthropic
 import pytest
 from modelplug import Client
-from modelplug.types import Endpoint, Route
+from modelplug.contract.types import Endpoint, Route
 from modelplug_anthropic.errors import BatchResultError
 
 MakeClient = Callable[..., Client]

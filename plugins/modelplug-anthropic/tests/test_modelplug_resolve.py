@@ -128,9 +128,9 @@ def test_modelplug_providers_lists_presets_and_user_defined(
 def test_importing_the_plugin_does_not_import_the_sdk(tmp_path: Path) -> None:
     code = (
         "import sys\n"
-        "import modelplug.plugins, modelplug.types, modelplug.settings\n"
+        "import modelplug.host.plugins, modelplug.contract.types, modelplug.host.settings\n"
         "import modelplug_anthropic\n"
-        "from modelplug.client import Client\n"
+        "from modelplug.client.client import Client\n"
         "client = Client(plugins=[modelplug_anthropic], entry_points=False,\n"
         "                user_config='/nonexistent/config.toml')\n"
         "client.resolve('anthropic/claude-opus-5')\n"

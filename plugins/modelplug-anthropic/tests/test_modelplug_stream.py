@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 from modelplug import Client, MissingKeyError, ModelError
-from modelplug.testing import WireServer
-from modelplug.types import (
+from modelplug.contract.types import (
     Done,
     Message,
     OpaqueBlock,
@@ -29,6 +28,7 @@ from modelplug.types import (
 )
 from modelplug_anthropic import sdk as sdk_module
 from modelplug_anthropic.http import HTTP
+from modelplug_kit.testing import WireServer
 
 MakeClient = Callable[..., Client]
 Recording = Callable[[str], Path]

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from modelplug import Client, ModelError
-from modelplug.testing import WireServer, load_recording
-from modelplug.types import Done, Notice, Request, TextDelta
+from modelplug.contract.types import Done, Notice, Request, TextDelta
 from modelplug_anthropic import batch as batch_module
+from modelplug_kit.testing import WireServer, load_recording
 
 MakeClient = Callable[..., Client]
 Recording = Callable[[str], Path]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from modelplug import Client, ConfigError, ModelError, ModelplugWarning
-from modelplug.testing import WireServer
 from modelplug_anthropic import sdk as sdk_module
 from modelplug_anthropic.options import Options
+from modelplug_kit.testing import WireServer
 
 MakeClient = Callable[..., Client]
 Recording = Callable[[str], Path]

@@ -16,8 +16,7 @@ import httpx2
 import modelplug_anthropic
 import pytest
 from modelplug import Client
-from modelplug.testing import RecordedRequest, WireServer
-from modelplug.types import (
+from modelplug.contract.types import (
     ImageBlock,
     Message,
     Request,
@@ -27,6 +26,7 @@ from modelplug.types import (
     ToolSpec,
 )
 from modelplug_anthropic.mapping import to_wire_params
+from modelplug_kit.testing import RecordedRequest, WireServer
 
 MakeClient = Callable[..., Client]
 TEST_KEY = "sk-ant-test-0123456789abcdef"

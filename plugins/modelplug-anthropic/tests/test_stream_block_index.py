@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from modelplug import Client
-from modelplug.testing import WireServer
-from modelplug.types import Done, TextBlock, TextDelta, ToolCallStart, ToolUseBlock
+from modelplug.contract.types import Done, TextBlock, TextDelta, ToolCallStart, ToolUseBlock
+from modelplug_kit.testing import WireServer
 
 MakeClient = Callable[..., Client]
 Recording = Callable[[str], Path]

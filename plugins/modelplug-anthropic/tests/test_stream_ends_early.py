@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from modelplug import Client, ModelError
-from modelplug.testing import WireServer, load_recording
-from modelplug.types import TextDelta
+from modelplug.contract.types import TextDelta
+from modelplug_kit.testing import WireServer, load_recording
 
 MakeClient = Callable[..., Client]
 Recording = Callable[[str], Path]

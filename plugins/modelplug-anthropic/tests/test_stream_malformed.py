@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from modelplug import Client, ModelError
-from modelplug.testing import WireServer
-from modelplug.types import TextDelta
+from modelplug.contract.types import TextDelta
+from modelplug_kit.testing import WireServer
 
 MakeClient = Callable[..., Client]
 Recording = Callable[[str], Path]

@@ -16,8 +16,7 @@ import httpx2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from modelplug import Client
-from modelplug.testing import WireServer, examples
-from modelplug.types import (
+from modelplug.contract.types import (
     Done,
     Notice,
     Response,
@@ -27,7 +26,9 @@ from modelplug.types import (
     ThinkingBlock,
     ToolUseBlock,
 )
+from modelplug.testing import examples
 from modelplug_anthropic.reader import MessageReader
+from modelplug_kit.testing import WireServer
 
 MakeClient = Callable[..., Client]
 Recording = Callable[[str], Path]

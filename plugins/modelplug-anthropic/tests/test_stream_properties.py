@@ -25,8 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelplug import Client, ModelError
-from modelplug.testing import WireServer, examples, load_recording
-from modelplug.types import (
+from modelplug.contract.types import (
     Done,
     Event,
     Response,
@@ -35,8 +34,10 @@ from modelplug.types import (
     ThinkingBlock,
     ThinkingDelta,
 )
+from modelplug.testing import examples
 from modelplug_anthropic.errors import StreamError
 from modelplug_anthropic.reader import MessageReader, Problem
+from modelplug_kit.testing import WireServer, load_recording
 
 MakeClient = Callable[..., Client]
 RECORDINGS = Path(__file__).parent / "recordings"

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from modelplug import Client
-from modelplug.testing import WireServer
-from modelplug.types import Done, Notice, TextDelta, ToolCallStart, ToolSpec
+from modelplug.contract.types import Done, Notice, TextDelta, ToolCallStart, ToolSpec
+from modelplug_kit.testing import WireServer
 
 MakeClient = Callable[..., Client]
 Recording = Callable[[str], Path]

@@ -1,6 +1,6 @@
 """Usage: message_start's counts, overwritten by message_delta's cumulative ones; read
 from message_delta alone when message_start has none; estimated when neither has any.
-Through core's Usage.from_anthropic."""
+Through core's usage_from_anthropic."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from modelplug import Client
-from modelplug.testing import WireServer, load_recording
-from modelplug.types import Usage
+from modelplug.contract.types import Usage
+from modelplug_kit import usage_from_anthropic
+from modelplug_kit.testing import WireServer, load_recording
 
 MakeClient = Callable[..., Client]
 Recording = Callable[[str], Path]
@@ -46,7 +47,7 @@ def test_modelplug_stream_without_any_usage_is_estimated(
 
 
 def test_usage_from_anthropic_reads_the_messages_api_shape() -> None:
-    usage = Usage.from_anthropic(
+    usage = usage_from_anthropic(
         {
             "input_tokens": 25,
             "output_tokens": 60,
@@ -60,8 +61,8 @@ def test_usage_from_anthropic_reads_the_messages_api_shape() -> None:
         input=25, output=60, cache_read=100, cache_write=10, reasoning=45, web_searches=1
     )
     # message_delta leaves out what it does not change: nulls are zeros.
-    assert Usage.from_anthropic({"output_tokens": 3, "input_tokens": None}) == Usage(output=3)
-    assert Usage.from_anthropic({}) is None
-    assert Usage.from_anthropic({"service_tier": "standard"}) is None
-    assert Usage.from_anthropic({"input_tokens": -1, "output_tokens": 2}) is None
-    assert Usage.from_anthropic("12") is None
+    assert usage_from_anthropic({"output_tokens": 3, "input_tokens": None}) == Usage(output=3)
+    assert usage_from_anthropic({}) is None
+    assert usage_from_anthropic({"service_tier": "standard"}) is None
+    assert usage_from_anthropic({"input_tokens": -1, "output_tokens": 2}) is None
+    assert usage_from_anthropic("12") is None

@@ -3,8 +3,8 @@ forced tool (core's tool mode) elsewhere, and a forced tool never sent with thin
 
 from __future__ import annotations
 
-from modelplug.plugin import Settings
-from modelplug.types import OutputSchema, Request, Route, ThinkingRequest, ToolSpec
+from modelplug import Settings
+from modelplug.contract.types import OutputSchema, Request, Route, ThinkingRequest, ToolSpec
 from modelplug_anthropic.mapping import to_wire_params
 from modelplug_anthropic.routes import resolve
 

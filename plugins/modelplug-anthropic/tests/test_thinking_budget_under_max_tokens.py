@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from modelplug import Client
-from modelplug.testing import WireServer
-from modelplug.types import Notice, ThinkingRequest
+from modelplug.contract.types import Notice, ThinkingRequest
+from modelplug_kit.testing import WireServer
 
 MakeClient = Callable[..., Client]
 Recording = Callable[[str], Path]

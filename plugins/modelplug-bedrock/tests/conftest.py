@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug.testing import load_recording
 from modelplug_bedrock import credentials
+from modelplug_kit.testing import load_recording
 
 RECORDED = Path(__file__).parent / "recorded"
 CONTENT_TYPE = "application/vnd.amazon.eventstream"

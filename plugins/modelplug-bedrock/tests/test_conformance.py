@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import modelplug_bedrock
-from modelplug.testing import ProviderConformance, Recording, load_recording
+from modelplug_kit.testing import ProviderConformance, Recording, load_recording
 
 TEXT = load_recording(Path(__file__).parent / "recorded" / "text.eventstream")
 CONTENT_TYPE = "application/vnd.amazon.eventstream"

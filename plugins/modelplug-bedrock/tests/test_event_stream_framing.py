@@ -10,7 +10,7 @@ import zlib
 
 import pytest
 from modelplug import ModelError
-from modelplug.types import TextDelta
+from modelplug.contract.types import TextDelta
 
 TEXT_BEFORE = "The capital of France is Paris."
 

@@ -17,7 +17,7 @@ def test_a_spec_names_a_model_id_or_an_inference_profile(client):
 def test_the_region_comes_from_the_table_then_the_section_then_the_environment(
     client, bedrock, wire_server
 ):
-    from modelplug.plugin import read_options
+    from modelplug import read_options
     from modelplug_bedrock.http import Options
     from modelplug_bedrock.providers import region_for
 

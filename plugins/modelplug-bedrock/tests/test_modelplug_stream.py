@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from modelplug import ModelError
-from modelplug.types import Done, TextDelta, ThinkingBlock, ThinkingDelta, ToolCallStart
+from modelplug.contract.types import Done, TextDelta, ThinkingBlock, ThinkingDelta, ToolCallStart
 
 
 def run(client, spec="bedrock/m"):

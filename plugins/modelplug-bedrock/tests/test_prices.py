@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from modelplug.types import Usage
+from modelplug.contract.types import Usage
 
 prices = pytest.importorskip("modelplug_prices")
 

@@ -10,7 +10,7 @@ import pytest
 from botocore.session import get_session
 from botocore.validate import ParamValidator
 from modelplug import ModelplugError, RequestError
-from modelplug.types import (
+from modelplug.contract.types import (
     ImageBlock,
     Message,
     Request,

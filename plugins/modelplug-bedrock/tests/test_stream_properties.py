@@ -20,9 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelplug import ModelError
-from modelplug.testing import load_recording
-from modelplug.types import Done, Event, Response, TextDelta
+from modelplug.contract.types import Done, Event, Response, TextDelta
 from modelplug_bedrock.errors import BedrockError
+from modelplug_kit.testing import load_recording
 
 RECORDED = Path(__file__).parent / "recorded"
 CONTENT_TYPE = "application/vnd.amazon.eventstream"

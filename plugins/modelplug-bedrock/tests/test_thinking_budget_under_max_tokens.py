@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplug.types import Notice, Request, ThinkingRequest
+from modelplug.contract.types import Notice, Request, ThinkingRequest
 
 CLAUDE = "us.anthropic.claude-sonnet-4-6-v1:0"
 

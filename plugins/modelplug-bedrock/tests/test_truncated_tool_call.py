@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from modelplug import ModelError
-from modelplug.types import Done, Notice, TextBlock, ToolCallStart, ToolUseBlock
+from modelplug.contract.types import Done, Notice, TextBlock, ToolCallStart, ToolUseBlock
 
 
 def test_a_tool_call_cut_at_max_tokens_is_not_returned_as_a_call(client, bedrock):

@@ -7,9 +7,8 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
-from modelplug.plugin import Client, hookimpl
-from modelplug.testing import FakeModel, calm_hypothesis
-from modelplug.types import (
+from modelplug import Client, hookimpl
+from modelplug.contract.types import (
     Done,
     Endpoint,
     Event,
@@ -22,6 +21,7 @@ from modelplug.types import (
     TextDelta,
     Usage,
 )
+from modelplug.testing import FakeModel, calm_hypothesis
 from modelplug_fallback.cooldowns import SHARED, MemoryCooldowns
 from modelplug_fallback.policy import FallbackPolicy
 

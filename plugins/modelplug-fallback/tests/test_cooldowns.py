@@ -9,9 +9,9 @@ import asyncio
 from typing import Any
 
 import pytest
-from modelplug.plugin import ModelError
+from modelplug import ModelError
+from modelplug.contract.types import Notice
 from modelplug.testing import FakeModel, text
-from modelplug.types import Notice
 from modelplug_fallback.cooldowns import SHARED, CooldownStore, MemoryCooldowns
 from modelplug_fallback.policy import FallbackPolicy, choose_store
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from modelplug.plugin import Client
+from modelplug import Client
 from modelplug.testing import FakeModel
 from modelplug_fallback.policy import FallbackPolicy
 

@@ -8,8 +8,8 @@ from collections.abc import Awaitable
 from typing import Any
 
 import pytest
-from modelplug.plugin import Client, ModelError, hookimpl
-from modelplug.types import Embeddings, EmbedRequest, Endpoint, Provider, Route, Usage
+from modelplug import Client, ModelError, hookimpl
+from modelplug.contract.types import Embeddings, EmbedRequest, Endpoint, Provider, Route, Usage
 
 
 class Embedder:

@@ -7,9 +7,9 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from modelplug.plugin import MissingKeyError, ModelError
+from modelplug import MissingKeyError, ModelError
+from modelplug.contract.types import Notice, Price, TextDelta, Usage
 from modelplug.testing import FakeModel, text
-from modelplug.types import Notice, Price, TextDelta, Usage
 
 CHAIN = {"fallbacks": {"a/m": ["b/m"]}}
 

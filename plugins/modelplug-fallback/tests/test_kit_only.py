@@ -1,5 +1,5 @@
 """The fallback plugin stands on the plugin kit alone: it imports only
-``modelplug.plugin`` (its policy part too) and ``modelplug.types`` of core, imports nothing it does not
+``modelplug.plugin`` (its policy part too) and ``modelplug.contract.types`` of core, imports nothing it does not
 declare (no pydantic), finds policies through ``find_policies``, and exposes its
 cooldown store protocol for other distributions (modelplug-redis) to implement."""
 
@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import modelplug_fallback
-from modelplug.plugin.policy import find_policies
+from modelplug import find_policies
 from modelplug.testing import FakeModel
 from modelplug_fallback.policy import FallbackPolicy
 
 SOURCE = Path(modelplug_fallback.__file__).parent
-ALLOWED_CORE = {"modelplug.plugin", "modelplug.plugin.policy", "modelplug.types"}
+ALLOWED_CORE = {"modelplug.plugin", "modelplug.policy", "modelplug.contract.types"}
 
 
 def imported_modules() -> set[str]:

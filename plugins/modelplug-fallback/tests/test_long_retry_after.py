@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from modelplug.plugin import ModelError
+from modelplug import ModelError
+from modelplug.contract.types import Notice
 from modelplug.testing import FakeModel, text
-from modelplug.types import Notice
 
 CHAIN = {"fallbacks": {"a/m": ["b/m"]}}
 

@@ -9,10 +9,9 @@ from typing import Any
 
 import modelplug_fallback
 import pytest
-from modelplug.plugin import ConfigError, hookimpl
-from modelplug.plugin.policy import NoProviderError
+from modelplug import ConfigError, NoProviderError, hookimpl
+from modelplug.contract.types import Endpoint, Notice, Request
 from modelplug.testing import FakeModel, text
-from modelplug.types import Endpoint, Notice, Request
 from modelplug_fallback.options import load_options
 from modelplug_fallback.policy import FallbackPolicy, default_policy, policies_on
 
@@ -152,7 +151,7 @@ class OpensThenFails:
 
     @hookimpl
     def modelplug_resolve(self, spec: str) -> Any:
-        from modelplug.types import Endpoint, Route
+        from modelplug.contract.types import Endpoint, Route
 
         provider, _, model = spec.partition("/")
         if provider != "eager":
@@ -198,7 +197,7 @@ def test_modelplug_stream_lets_an_opening_error_it_cannot_help_through(
 def test_modelplug_stream_falls_back_when_the_primary_cannot_open_for_a_missing_key(
     client_with: Any, clock: Any
 ) -> None:
-    from modelplug.plugin import MissingKeyError
+    from modelplug import MissingKeyError
 
     eager = OpensThenFails(MissingKeyError("EAGER_KEY", "eager"))
     backup = FakeModel([text("backup answered")], provider="b")

@@ -17,7 +17,7 @@ WORKER = r"""
 import json, sys
 from modelplug import Client
 from modelplug.testing import FakeModel, text
-from modelplug.types import Notice
+from modelplug.contract.types import Notice
 
 class RateLimited(Exception):
     # What an SDK's 429 looks like to core's generic classifier.

@@ -7,9 +7,9 @@ import asyncio
 from typing import Any
 
 import pytest
-from modelplug.plugin import ModelError
+from modelplug import ModelError
+from modelplug.contract.types import Done, Notice, TextDelta, ThinkingDelta, ToolCallStart
 from modelplug.testing import FakeModel, text
-from modelplug.types import Done, Notice, TextDelta, ThinkingDelta, ToolCallStart
 
 
 def notices_of(events: list[Any]) -> list[Notice]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from modelplug.plugin import ModelplugError
+from modelplug import ModelplugError
 from modelplug.testing import FakeModel, text
 
 

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug import ModelplugWarning
-from modelplug.plugin import ConfigError
+from modelplug import ConfigError, ModelplugWarning
 from modelplug.testing import text
 from modelplug_fallback import SHARED, AsyncCooldownStore
 from modelplug_fallback.policy import FallbackPolicy, choose_store

@@ -23,14 +23,14 @@ from typing import Any
 
 import anthropic
 import pytest
-from modelplug import Client
-from modelplug.plugin import ErrorClass, ModelError
-from modelplug.testing import FakeModel, WireServer
+from modelplug import Client, ErrorClass, ModelError
+from modelplug.contract.types import ToolResultBlock, Usage
+from modelplug.testing import FakeModel
 from modelplug.testing.fake import reply, thinking, tool_use
-from modelplug.types import ToolResultBlock, Usage
 from modelplug_gateway.app import Gateway
 from modelplug_gateway.auth import OpenGate
 from modelplug_gateway.settings import GatewaySettings
+from modelplug_kit.testing import WireServer
 
 SIGNATURE = "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds2Cx2CTbGwsZ3cYg3kZ7Lq4Bg9G0hlsqkHqpyPqKXdgvgjH7="
 
@@ -460,7 +460,7 @@ def test_an_error_after_the_stream_began_reaches_the_sdk(
 ) -> None:
     class Midway(FakeModel):
         async def _play(self, route: Any, request: Any) -> Any:  # type: ignore[override]
-            from modelplug.types import TextDelta
+            from modelplug.contract.types import TextDelta
 
             yield TextDelta(text="partial ")
             raise ModelError("overloaded midway", error_class=ErrorClass(kind="overloaded"))

@@ -8,8 +8,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from modelplug.replay import replayable_messages
-from modelplug.types import (
+from modelplug.contract.replay import replayable_messages
+from modelplug.contract.types import (
     Cost,
     ImageBlock,
     Message,

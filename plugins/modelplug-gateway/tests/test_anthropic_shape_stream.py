@@ -11,11 +11,8 @@ from typing import Any
 
 import pytest
 from anthropic.lib.streaming._messages import accumulate_event
-from modelplug import Client
-from modelplug.plugin import ErrorClass, ModelError
-from modelplug.testing import FakeModel
-from modelplug.testing.fake import reply, thinking, tool_use
-from modelplug.types import (
+from modelplug import Client, ErrorClass, ModelError
+from modelplug.contract.types import (
     Done,
     Event,
     Message,
@@ -28,6 +25,8 @@ from modelplug.types import (
     ToolUseBlock,
     Usage,
 )
+from modelplug.testing import FakeModel
+from modelplug.testing.fake import reply, thinking, tool_use
 from modelplug_gateway.shapes.anthropic_messages import SHAPE
 from modelplug_gateway.shapes.base import Parsed
 
@@ -182,7 +181,7 @@ def test_message_start_goes_out_while_thinking_goes_on() -> None:
 
 
 def ThinkingBlockEvent(text: str) -> Event:
-    from modelplug.types import ThinkingDelta
+    from modelplug.contract.types import ThinkingDelta
 
     return ThinkingDelta(text=text)
 
@@ -260,7 +259,7 @@ def test_a_stream_without_its_final_answer_ends_in_an_error_event() -> None:
 def test_cost_in_usd_rides_in_the_final_usage() -> None:
     from decimal import Decimal
 
-    from modelplug.types import Cost
+    from modelplug.contract.types import Cost
 
     priced = reply("x", usage=Usage(input=1, output=1))
     priced.cost = Cost(amount=Decimal("0.000123"), source="t")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from modelplug import Client
-from modelplug.testing import WireServer
+from modelplug_kit.testing import WireServer
 
 RECORDINGS = Path(__file__).parent / "recordings"
 

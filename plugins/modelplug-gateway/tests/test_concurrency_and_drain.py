@@ -17,8 +17,9 @@ from typing import Any
 import httpx2
 import openai
 import pytest
-from modelplug.testing import FakeModel, WireServer
+from modelplug.testing import FakeModel
 from modelplug.testing.fake import reply
+from modelplug_kit.testing import WireServer
 
 HELLO = [{"role": "user", "content": "hello"}]
 

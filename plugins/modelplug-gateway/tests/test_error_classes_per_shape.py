@@ -13,7 +13,7 @@ from typing import Any
 import anthropic
 import openai
 import pytest
-from modelplug.plugin import ErrorClass, ModelError, hookimpl
+from modelplug import ErrorClass, ModelError, hookimpl
 from modelplug.testing import FakeModel
 from modelplug_gateway.app import Gateway
 
@@ -197,7 +197,7 @@ CASES = [
 def test_the_cases_cover_every_error_kind() -> None:
     from typing import get_args
 
-    from modelplug.plugin import ErrorKind
+    from modelplug import ErrorKind
 
     assert {c.error_class.kind for c in CASES} == set(get_args(ErrorKind))
 
@@ -309,7 +309,7 @@ def test_an_error_after_the_stream_began_is_an_error_event_of_the_class(
 ) -> None:
     class Midway(FakeModel):
         async def _play(self, route: Any, request: Any) -> Any:  # type: ignore[override]
-            from modelplug.types import TextDelta
+            from modelplug.contract.types import TextDelta
 
             yield TextDelta(text="partial ")
             raise case.error()
@@ -341,9 +341,9 @@ def test_a_gates_refusal_carries_a_string_code_in_the_openai_shape(
     import asyncio
     from decimal import Decimal
 
-    from modelplug.routes import Price
+    from modelplug.contract.routes import Price
+    from modelplug.contract.types import Usage
     from modelplug.testing.fake import reply
-    from modelplug.types import Usage
     from modelplug_gateway.key_gate import VirtualKeyGate
     from modelplug_gateway.keys import Hasher, KeyRecord, new_key
     from modelplug_gateway.keys.sqlite_store import SqliteKeys

@@ -11,7 +11,7 @@ from typing import Any
 import httpx2
 import openai
 import pytest
-from modelplug.plugin import ErrorClass, ModelError
+from modelplug import ErrorClass, ModelError
 from modelplug.testing import FakeModel
 from modelplug.testing.fake import reply
 from modelplug_gateway.auth import OperatorKeyGate
@@ -162,7 +162,7 @@ def test_an_error_after_the_stream_began_is_an_error_chunk(make_gateway: Any, se
 
     class Cut(FakeModel):
         async def _play(self, route: Any, request: Any) -> Any:  # type: ignore[override]
-            from modelplug.types import TextDelta
+            from modelplug.contract.types import TextDelta
 
             yield TextDelta(text="partial ")
             raise ModelError(

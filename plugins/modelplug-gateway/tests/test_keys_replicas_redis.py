@@ -138,7 +138,7 @@ WORKER = r"""
 import asyncio, json, sys, time
 from decimal import Decimal
 from modelplug import Client
-from modelplug.types import Cost, Usage
+from modelplug.contract.types import Cost, Usage
 from modelplug_gateway.auth import Refusal
 from modelplug_gateway.key_gate import VirtualKeyGate
 
@@ -444,7 +444,7 @@ def test_a_frozen_redis_holds_a_known_keys_call_one_timeout_not_one_per_store(
 ) -> None:
     import signal
 
-    from modelplug.types import Cost, Usage
+    from modelplug.contract.types import Cost, Usage
     from modelplug_gateway.key_gate import FRESH, VirtualKeyGate
 
     # A call touches two stores (the key lookup, then the counters: reservation and
@@ -526,7 +526,7 @@ def test_a_keyed_call_with_the_limits_policy_costs_one_round_trip_two_to_settle(
     # asks nothing; a settlement with something to correct is the one more.
     import httpx2
     import modelplug_redis.counters
-    from modelplug.plugin.policy import find_policies
+    from modelplug import find_policies
     from modelplug_gateway.app import Gateway
     from modelplug_gateway.key_gate import VirtualKeyGate
     from modelplug_gateway.settings import GatewaySettings

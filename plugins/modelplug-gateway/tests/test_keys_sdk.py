@@ -12,10 +12,10 @@ import anthropic
 import httpx2
 import openai
 import pytest
-from modelplug.routes import Price
+from modelplug.contract.routes import Price
+from modelplug.contract.types import Usage
 from modelplug.testing import FakeModel
 from modelplug.testing.fake import reply
-from modelplug.types import Usage
 from modelplug_gateway.key_gate import VirtualKeyGate
 from modelplug_gateway.keys import Hasher, KeyRecord, new_key
 from modelplug_gateway.keys.sqlite_store import SqliteKeys

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from modelplug import Client
-from modelplug.testing import WireServer
+from modelplug_kit.testing import WireServer
 
 RECORDINGS = Path(__file__).parent / "recordings"
 ANTHROPIC_KEY = "sk-ant-invented-0123456789abcdef"

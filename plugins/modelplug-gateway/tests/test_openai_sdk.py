@@ -11,10 +11,10 @@ from typing import Any
 
 import openai
 import pytest
-from modelplug.routes import Price
+from modelplug.contract.routes import Price
+from modelplug.contract.types import Usage
 from modelplug.testing import FakeModel
 from modelplug.testing.fake import reply, structured, thinking, tool_use
-from modelplug.types import Usage
 
 HELLO = [{"role": "user", "content": "hello there"}]
 WEATHER = {

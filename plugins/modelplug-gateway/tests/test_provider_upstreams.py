@@ -11,7 +11,7 @@ from typing import Any
 import openai
 import pytest
 from modelplug import Client
-from modelplug.testing import WireServer
+from modelplug_kit.testing import WireServer
 
 RECORDINGS = Path(__file__).parent / "recordings"
 HELLO = [{"role": "user", "content": "hello"}]

@@ -221,7 +221,7 @@ def test_a_wait_within_max_wait_is_made_and_the_call_answered(
 LIBRARY_CALL = r"""
 import json, sys
 from modelplug import Client
-from modelplug.types import Notice
+from modelplug.contract.types import Notice
 
 seen = []
 client = Client()

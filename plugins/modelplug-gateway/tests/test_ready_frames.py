@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from modelplug.plugin import hookimpl
-from modelplug.types import (
+from modelplug import hookimpl
+from modelplug.contract.types import (
     Done,
     Endpoint,
     Event,

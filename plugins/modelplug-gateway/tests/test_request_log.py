@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from modelplug.types import Cost, Usage
+from modelplug.contract.types import Cost, Usage
 from modelplug_gateway.request_log import log_request, request_line
 
 
@@ -165,7 +165,7 @@ def test_every_request_has_its_line_unserved_paths_and_the_model_list_too(
     make_gateway: Any, serve: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     import httpx2
-    from modelplug.plugin import ErrorClass, ModelError
+    from modelplug import ErrorClass, ModelError
     from modelplug.testing import FakeModel
 
     caplog.set_level(logging.INFO, logger="modelplug.gateway.requests")

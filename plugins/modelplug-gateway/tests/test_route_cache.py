@@ -7,8 +7,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from modelplug import Client
-from modelplug.plugin import ModelplugError
+from modelplug import Client, ModelplugError
 from modelplug.testing import FakeModel, text
 from modelplug_gateway.route_cache import RouteCache
 

@@ -8,8 +8,7 @@ from typing import Any
 
 import anthropic
 import openai
-from modelplug import Client
-from modelplug.plugin import ErrorClass, ModelError
+from modelplug import Client, ErrorClass, ModelError
 from modelplug.testing import FakeModel
 from modelplug.testing.fake import reply
 from modelplug_gateway.app import Gateway

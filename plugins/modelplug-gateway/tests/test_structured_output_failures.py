@@ -12,9 +12,9 @@ import anthropic
 import openai
 import pytest
 from modelplug import Client
+from modelplug.contract.types import ToolUseBlock
 from modelplug.testing import FakeModel
 from modelplug.testing.fake import reply
-from modelplug.types import ToolUseBlock
 from pydantic import BaseModel
 
 HELLO = [{"role": "user", "content": "Where?"}]

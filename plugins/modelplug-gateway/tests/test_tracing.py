@@ -11,9 +11,9 @@ import modelplug_otel
 import openai
 import pytest
 from modelplug import Client
+from modelplug.contract.types import Usage
 from modelplug.testing import FakeModel
 from modelplug.testing.fake import reply
-from modelplug.types import Usage
 from modelplug_gateway.tracing import request_tracer
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug.types import Cost, Usage
+from modelplug.contract.types import Cost, Usage
 from modelplug_gateway.auth import Refusal
 from modelplug_gateway.key_gate import VirtualKeyGate
 from modelplug_gateway.keys import Hasher, KeyRecord, new_key

@@ -11,8 +11,9 @@ from typing import Any
 
 import modelplug_gemini
 import pytest
-from modelplug.client import Client
-from modelplug.testing import WireServer, calm_hypothesis, load_recording
+from modelplug.client.client import Client
+from modelplug.testing import calm_hypothesis
+from modelplug_kit.testing import WireServer, load_recording
 
 RECORDED = Path(__file__).parent / "recorded"
 TEST_KEY = "AIzaSy-test-0123456789abcdefghijk"

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import modelplug_gemini
-from modelplug.testing import ProviderConformance, Recording
+from modelplug_kit.testing import ProviderConformance, Recording
 
 RECORDED = Path(__file__).parent / "recorded"
 # Google's status names for the statuses the suite serves (google.rpc.Code); a JSON

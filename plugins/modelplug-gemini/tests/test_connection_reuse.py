@@ -8,9 +8,9 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from modelplug.client import Client
-from modelplug.testing import WireServer
-from modelplug.types import TextDelta
+from modelplug.client.client import Client
+from modelplug.contract.types import TextDelta
+from modelplug_kit.testing import WireServer
 
 SPEC = "gemini/gemini-2.5-flash"
 

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from modelplug.client import Client
-from modelplug.plugin import ModelError
-from modelplug.testing import WireServer
-from modelplug.types import Done, Notice
+from modelplug import ModelError
+from modelplug.client.client import Client
+from modelplug.contract.types import Done, Notice
+from modelplug_kit.testing import WireServer
 
 TEXT_END = "5.  **Italian:** Ciao"  # how the answer in text.sse ends
 SPEC = "gemini/gemini-2.5-flash"

@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from modelplug.client import Client
-from modelplug.plugin import MissingKeyError, ModelError, RequestError
-from modelplug.testing import WireServer, examples
+from modelplug import MissingKeyError, ModelError, RequestError
+from modelplug.client.client import Client
+from modelplug.testing import examples
 from modelplug_gemini import embeddings
+from modelplug_kit.testing import WireServer
 
 GeminiClient = Callable[..., Client]
 BATCH_PATH = "/v1beta/models/gemini-embedding-001:batchEmbedContents"

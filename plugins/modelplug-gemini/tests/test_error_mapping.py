@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from modelplug.client import Client
-from modelplug.plugin import ModelError
-from modelplug.testing import WireServer
+from modelplug import ModelError
+from modelplug.client.client import Client
+from modelplug_kit.testing import WireServer
 
 
 def failure(

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from modelplug.client import Client
-from modelplug.plugin import ModelError
-from modelplug.testing import WireServer, load_recording
+from modelplug import ModelError
+from modelplug.client.client import Client
+from modelplug_kit.testing import WireServer, load_recording
 
 
 @pytest.mark.parametrize("content_type", ["text/html; charset=utf-8", "text/event-stream"])

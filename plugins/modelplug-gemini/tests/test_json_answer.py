@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from modelplug.client import Client
-from modelplug.plugin import ModelError
-from modelplug.testing import WireServer, load_recording, split_events
+from modelplug import ModelError
+from modelplug.client.client import Client
+from modelplug_kit.testing import WireServer, load_recording, split_events
 
 SPEC = "gemini/gemini-2.5-flash"
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import modelplug_gemini
 import pytest
-from modelplug.client import Client
-from modelplug.plugin import ModelError
-from modelplug.testing import WireServer
+from modelplug import ModelError
+from modelplug.client.client import Client
+from modelplug_kit.testing import WireServer
 
 
 def test_modelplug_probe_reads_the_token_limits(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import modelplug_gemini
 import pytest
-from modelplug.client import Client
-from modelplug.plugin import Provider
+from modelplug import Provider
+from modelplug.client.client import Client
 
 
 def test_modelplug_resolve_gemini_and_vertex(make_client: Callable[..., Client]) -> None:

@@ -7,11 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from modelplug import Done, Request, TextDelta, ThinkingDelta, ToolCallStart
-from modelplug.client import Client
-from modelplug.plugin import ModelError
-from modelplug.testing import WireServer
-from modelplug.types import OpaqueBlock, TextBlock, ThinkingBlock, ToolSpec, ToolUseBlock
+from modelplug import Done, ModelError, Request, TextDelta, ThinkingDelta, ToolCallStart
+from modelplug.client.client import Client
+from modelplug.contract.types import OpaqueBlock, TextBlock, ThinkingBlock, ToolSpec, ToolUseBlock
+from modelplug_kit.testing import WireServer
 
 WEATHER = ToolSpec(
     name="get_weather",

@@ -9,8 +9,8 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from modelplug.client import Client
-from modelplug.testing import WireServer
+from modelplug.client.client import Client
+from modelplug_kit.testing import WireServer
 
 modelplug_prices = pytest.importorskip("modelplug_prices")
 
@@ -32,7 +32,7 @@ def test_a_gemini_response_is_priced_and_its_window_known(
 
 
 def test_vertex_models_are_priced_as_google_models(gemini_client: Callable[..., Client]) -> None:
-    from modelplug.types import Usage
+    from modelplug.contract.types import Usage
 
     client = gemini_client("", modelplug_prices)
     cost = client.price(client.resolve("vertex/gemini-2.5-flash"), Usage(input=1_000_000, output=0))

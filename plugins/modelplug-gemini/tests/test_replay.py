@@ -9,16 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from modelplug import Request
-from modelplug.client import Client
-from modelplug.known_providers import example_spec
-from modelplug.testing import WireServer
-from modelplug.types import (
+from modelplug.client.client import Client
+from modelplug.contract.types import (
     ImageBlock,
     Message,
     TextBlock,
     ToolResultBlock,
     ToolSpec,
 )
+from modelplug.host.known_providers import example_spec
+from modelplug_kit.testing import WireServer
 
 MULTIPLY = ToolSpec(
     name="multiply",

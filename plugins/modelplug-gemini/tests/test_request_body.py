@@ -7,9 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from modelplug.known_providers import example_spec
-from modelplug.plugin import Endpoint, RequestError, Route
-from modelplug.types import (
+from modelplug import Endpoint, RequestError, Route
+from modelplug.contract.types import (
     ImageBlock,
     Message,
     Request,
@@ -19,6 +18,7 @@ from modelplug.types import (
     ThinkingRequest,
     ToolSpec,
 )
+from modelplug.host.known_providers import example_spec
 from modelplug_gemini.request import build_body
 
 
@@ -200,7 +200,7 @@ def test_extra_and_safety_settings_pass_through() -> None:
 
 
 def test_broken_arguments_from_another_model_are_repaired_or_kept() -> None:
-    from modelplug.types import ToolResultBlock, ToolUseBlock
+    from modelplug.contract.types import ToolResultBlock, ToolUseBlock
 
     calls = Message(
         role="assistant",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from modelplug.plugin import RequestError
+from modelplug import RequestError
 from modelplug_gemini.schema import to_gemini_schema
 
 

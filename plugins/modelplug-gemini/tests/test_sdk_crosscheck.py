@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug.plugin import Endpoint, Route
-from modelplug.testing import load_recording
-from modelplug.types import OpaqueBlock, Request, TextBlock, ThinkingBlock
+from modelplug import Endpoint, Route
+from modelplug.contract.types import OpaqueBlock, Request, TextBlock, ThinkingBlock
 from modelplug_gemini.stream import Parser
+from modelplug_kit.testing import load_recording
 
 genai_types = pytest.importorskip("google.genai.types")
 

@@ -11,10 +11,11 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from modelplug.plugin import Endpoint, ModelplugError, Route
-from modelplug.testing import examples, load_recording
-from modelplug.types import Done, Request
+from modelplug import Endpoint, ModelplugError, Route
+from modelplug.contract.types import Done, Request
+from modelplug.testing import examples
 from modelplug_gemini.stream import Parser
+from modelplug_kit.testing import load_recording
 
 RECORDED = Path(__file__).parent / "recorded"
 STREAMS = sorted(p.name for p in RECORDED.glob("*.sse"))

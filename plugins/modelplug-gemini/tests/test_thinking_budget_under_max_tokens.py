@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug.client import Client
-from modelplug.testing import WireServer
-from modelplug.types import Notice, ThinkingRequest
+from modelplug.client.client import Client
+from modelplug.contract.types import Notice, ThinkingRequest
+from modelplug_kit.testing import WireServer
 
 Sent = Callable[[str, int, ThinkingRequest], tuple[dict[str, Any], list[Notice]]]
 

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from modelplug.client import Client
-from modelplug.plugin import ConfigError, ModelError
-from modelplug.testing import WireServer
+from modelplug import ConfigError, ModelError
+from modelplug.client.client import Client
+from modelplug_kit.testing import WireServer
 
 SPEC = "gemini/gemini-2.5-flash"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import modelplug_gemini
 import pytest
-from modelplug.client import Client
-from modelplug.plugin import ModelError
-from modelplug.testing import refused_url
+from modelplug import ModelError
+from modelplug.client.client import Client
 from modelplug_gemini import http
+from modelplug_kit.testing import refused_url
 
 
 def fail(client: Client) -> ModelError:

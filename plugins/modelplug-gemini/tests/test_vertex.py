@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug.client import Client
-from modelplug.plugin import ConfigError, ModelError
-from modelplug.testing import WireServer
+from modelplug import ConfigError, ModelError
+from modelplug.client.client import Client
+from modelplug_kit.testing import WireServer
 
 pytest.importorskip("google.auth")
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from modelplug.plugin import Client
+from modelplug import Client
 from modelplug_limits.policy import LimitsPolicy
 from modelplug_limits.store import MemoryCounters
 

@@ -7,8 +7,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from modelplug.contract.types import Price, Usage
 from modelplug.testing import FakeModel, text
-from modelplug.types import Price, Usage
 from modelplug_limits import BudgetExceededError, UnknownPriceError
 from modelplug_limits.money import from_nano
 

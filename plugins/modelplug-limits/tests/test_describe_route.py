@@ -8,9 +8,9 @@ import asyncio
 from decimal import Decimal
 from typing import Any
 
-from modelplug.plugin import Client
+from modelplug import Client
+from modelplug.contract.types import Price, Usage
 from modelplug.testing import FakeModel, text
-from modelplug.types import Price, Usage
 
 PRICE = Price(input=Decimal(10), output=Decimal(10))
 OPTIONS = {

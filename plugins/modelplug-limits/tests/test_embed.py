@@ -9,8 +9,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from modelplug.plugin import Client, hookimpl
-from modelplug.types import (
+from modelplug import Client, hookimpl
+from modelplug.contract.types import (
     Embeddings,
     EmbedRequest,
     Endpoint,

@@ -9,9 +9,9 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from modelplug.plugin import ModelError
+from modelplug import ModelError
+from modelplug.contract.types import Done, Notice, Price, Usage
 from modelplug.testing import FakeModel, text
-from modelplug.types import Done, Notice, Price, Usage
 
 pytest.importorskip("modelplug_fallback", reason="composition with modelplug-fallback")
 from modelplug_fallback.cooldowns import MemoryCooldowns
@@ -95,7 +95,7 @@ def test_modelplug_stream_a_retry_is_announced_recovered_only_once_the_model_ans
     # The limits policy hands the fallback policy the retry's stream as soon as its
     # reservation is made; "recovered" must still wait for the model's first event.
     from modelplug import hookimpl
-    from modelplug.types import Route, TextDelta
+    from modelplug.contract.types import Route, TextDelta
 
     answered: list[bool] = []
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from modelplug.plugin import ModelError
+from modelplug import ModelError
+from modelplug.contract.types import Response
 from modelplug.testing import FakeModel, text
-from modelplug.types import Response
 from modelplug_limits.headers import parse_duration, room_from_headers
 
 NOW = 1_764_590_400.0  # 2025-12-01T12:00:00Z, the fake clock's start

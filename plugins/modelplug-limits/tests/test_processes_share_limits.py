@@ -31,7 +31,7 @@ import asyncio, json, sys
 from decimal import Decimal
 from modelplug import Client, ModelplugError
 from modelplug.testing import FakeModel, text
-from modelplug.types import Price, Usage
+from modelplug.contract.types import Price, Usage
 from modelplug_limits import LimitsPolicy
 
 spec = json.loads(sys.argv[1])
@@ -190,7 +190,7 @@ import asyncio, json, sys
 from decimal import Decimal
 from modelplug import Client, ModelplugError
 from modelplug.testing import FakeModel, text
-from modelplug.types import Price, Usage
+from modelplug.contract.types import Price, Usage
 from modelplug_limits import LimitsPolicy
 
 spec = json.loads(sys.argv[1])

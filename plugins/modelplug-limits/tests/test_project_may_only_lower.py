@@ -7,7 +7,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from modelplug.plugin import Client
+from modelplug import Client
 from modelplug_limits.options import load_options
 
 USER = """

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug.plugin import ModelplugError
+from modelplug import ModelplugError
+from modelplug.contract.types import Notice
 from modelplug.testing import FakeModel, text
-from modelplug.types import Notice
 from modelplug_limits import LimitsPolicy, SqliteCounters
 from modelplug_limits.store import Charge, Setting
 

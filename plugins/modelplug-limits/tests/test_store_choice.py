@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug import ModelplugWarning
-from modelplug.plugin import Client, ConfigError
+from modelplug import Client, ConfigError, ModelplugWarning
 from modelplug.testing import FakeModel, text
 from modelplug_limits import LimitsPolicy, MemoryCounters, SqliteCounters
 from modelplug_limits.store import SHARED

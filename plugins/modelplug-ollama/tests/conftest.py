@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 from modelplug import Client
-from modelplug.testing import WireServer, calm_hypothesis, load_recording
+from modelplug.testing import calm_hypothesis
+from modelplug_kit.testing import WireServer, load_recording
 
 RECORDED = Path(__file__).parent / "recorded"
 PLUGIN = "modelplug-ollama"

@@ -11,7 +11,7 @@ from typing import Any
 
 import modelplug_ollama
 from modelplug import Client
-from modelplug.testing import ProviderConformance, Recording
+from modelplug_kit.testing import ProviderConformance, Recording
 
 RECORDED = Path(__file__).parent / "recorded"
 

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 from modelplug import ModelError
-from modelplug.types import TextDelta
+from modelplug.contract.types import TextDelta
 
 NOT_FOUND = {"error": 'model "llama3" not found, try pulling it first'}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from modelplug import ModelError
-from modelplug.types import Notice
+from modelplug.contract.types import Notice
 
 
 def test_a_pooled_connection_closed_without_an_answer_is_resent_once(ollama, wire):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from modelplug import MissingKeyError, ModelError
-from modelplug.testing import refused_url
+from modelplug_kit.testing import refused_url
 
 NOT_FOUND = {"error": 'model "llama3" not found, try pulling it first'}
 # llm/llama_server.go's words when the prompt is longer than num_ctx.

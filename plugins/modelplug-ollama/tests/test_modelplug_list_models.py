@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from modelplug.plugin import ModelError
+from modelplug import ModelError
 
 
 def closed_port() -> int:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 from modelplug import ModelError
-from modelplug.testing import refused_url
-from modelplug.types import ToolSpec
+from modelplug.contract.types import ToolSpec
+from modelplug_kit.testing import refused_url
 
 TOOLS = [ToolSpec(name="get_weather")]
 

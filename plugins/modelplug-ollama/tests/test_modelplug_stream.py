@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from modelplug.types import (
+from modelplug.contract.types import (
     Done,
     ImageBlock,
     Message,

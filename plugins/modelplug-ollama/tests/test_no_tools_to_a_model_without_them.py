@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from modelplug import hookimpl
-from modelplug.types import Notice, ParsedText, ToolSpec, ToolUseBlock
+from modelplug.contract.types import Notice, ParsedText, ToolSpec, ToolUseBlock
 
 TOOLS = [ToolSpec(name="get_weather")]
 CALL_TEXT = '{"name": "get_weather", "arguments": {"city": "Paris"}}'

@@ -39,5 +39,5 @@ def test_the_plugin_imports_only_the_kit_and_the_types_of_core():
                 used.add(node.module)
             elif isinstance(node, ast.Import):
                 used.update(a.name for a in node.names if a.name.startswith("modelplug"))
-    assert used <= {"modelplug.plugin", "modelplug.plugin.wire", "modelplug.types"}
+    assert used <= {"modelplug.plugin", "modelplug.wire", "modelplug.contract.types"}
     assert used  # the walk found the imports

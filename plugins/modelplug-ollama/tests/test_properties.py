@@ -8,8 +8,8 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelplug import ModelError, ModelplugError
+from modelplug.contract.types import ToolSpec
 from modelplug.testing import examples
-from modelplug.types import ToolSpec
 
 RECORDINGS = [
     "text.jsonl",

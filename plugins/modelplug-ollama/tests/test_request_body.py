@@ -6,7 +6,7 @@ import base64
 
 import pytest
 from modelplug import RequestError
-from modelplug.types import (
+from modelplug.contract.types import (
     ImageBlock,
     Message,
     TextBlock,

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from modelplug import hookimpl
-from modelplug.types import ParsedText, TextDelta, ToolCallStart, ToolSpec, ToolUseBlock
+from modelplug.contract.types import ParsedText, TextDelta, ToolCallStart, ToolSpec, ToolUseBlock
 
 CALL_TEXT = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
 TOOLS = [ToolSpec(name="get_weather")]

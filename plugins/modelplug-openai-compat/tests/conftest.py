@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 from modelplug import Client
-from modelplug.testing import WireServer, calm_hypothesis
+from modelplug.testing import calm_hypothesis
+from modelplug_kit.testing import WireServer
 
 RECORDINGS = Path(__file__).parent / "recordings"
 PLUGIN = "modelplug-openai-compat"

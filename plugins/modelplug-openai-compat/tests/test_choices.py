@@ -4,7 +4,7 @@ never mixed into the answer."""
 from __future__ import annotations
 
 import pytest
-from modelplug.plugin import RequestError
+from modelplug import RequestError
 
 
 def test_n_above_one_is_refused_before_anything_is_sent(compat, wire_server):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import modelplug_openai_compat
-from modelplug.testing import ProviderConformance, Recording
+from modelplug_kit.testing import ProviderConformance, Recording
 
 RECORDINGS = Path(__file__).parent / "recordings"
 

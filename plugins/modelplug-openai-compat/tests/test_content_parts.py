@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from modelplug.types import Done, TextDelta, ThinkingBlock, ThinkingDelta
+from modelplug.contract.types import Done, TextDelta, ThinkingBlock, ThinkingDelta
 
 RECORDINGS = Path(__file__).parent / "recordings"
 

@@ -4,8 +4,8 @@ again once, at once, with no notice."""
 from __future__ import annotations
 
 import pytest
-from modelplug.plugin import ModelError
-from modelplug.types import Notice
+from modelplug import ModelError
+from modelplug.contract.types import Notice
 
 ANSWER = [{"choices": [{"delta": {"content": "ok"}, "finish_reason": "stop"}]}]
 

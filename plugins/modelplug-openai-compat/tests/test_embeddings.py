@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from modelplug import ModelError, RequestError
-from modelplug.testing import load_recording
-from modelplug.types import Endpoint, Route
+from modelplug.contract.types import Endpoint, Route
+from modelplug_kit.testing import load_recording
 from modelplug_openai_compat.embeddings import read_batch
 
 RECORDINGS = Path(__file__).parent / "recordings"

@@ -3,8 +3,8 @@ a plain text body), the class ``Client.classify`` reads first."""
 
 from __future__ import annotations
 
-from modelplug.plugin import ErrorClass
-from modelplug.types import Endpoint, Route
+from modelplug import ErrorClass
+from modelplug.contract.types import Endpoint, Route
 from modelplug_openai_compat.errors import OpenAICompatError, http_error
 
 ROUTE = Route(

@@ -8,9 +8,9 @@ from email.utils import formatdate
 from pathlib import Path
 
 import pytest
-from modelplug.plugin import ModelError
-from modelplug.testing import refused_url
-from modelplug.types import TextDelta
+from modelplug import ModelError
+from modelplug.contract.types import TextDelta
+from modelplug_kit.testing import refused_url
 
 RECORDINGS = Path(__file__).parent / "recordings"
 

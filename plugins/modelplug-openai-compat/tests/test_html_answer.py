@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from modelplug.plugin import ModelError
-from modelplug.testing import load_recording
+from modelplug import ModelError
+from modelplug_kit.testing import load_recording
 
 RECORDINGS = Path(__file__).parent / "recordings"
 

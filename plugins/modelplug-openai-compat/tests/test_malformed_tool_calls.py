@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from modelplug.types import Notice, ToolSpec
+from modelplug.contract.types import Notice, ToolSpec
 
 RECORDINGS = Path(__file__).parent / "recordings"
 

@@ -6,7 +6,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from modelplug.plugin import ModelError
+from modelplug import ModelError
 
 RECORDINGS = Path(__file__).parent / "recordings"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from modelplug.plugin import ModelError
+from modelplug import ModelError
 
 
 def test_modelplug_probe_llamacpp_props(compat, wire_server):
@@ -79,7 +79,7 @@ def test_modelplug_probe_is_none_for_hosted_providers(compat):
 
 
 def test_modelplug_probe_on_a_refused_server(make_client):
-    from modelplug.testing import refused_url
+    from modelplug_kit.testing import refused_url
 
     base = refused_url() + "/v1"
     client = make_client(

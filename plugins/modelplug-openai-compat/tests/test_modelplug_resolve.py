@@ -6,9 +6,7 @@ from decimal import Decimal
 
 import modelplug_openai_compat as plugin
 import pytest
-from modelplug import load_settings
-from modelplug.plugin import ConfigError
-from modelplug.plugin.policy import UnknownProviderError
+from modelplug import ConfigError, UnknownProviderError, load_settings
 
 
 def settings_with(tmp_path, **config):
@@ -59,7 +57,7 @@ def test_client_resolve_and_price_a_local_model_at_zero(make_client):
 
 
 def plugin_usage():
-    from modelplug.types import Usage
+    from modelplug.contract.types import Usage
 
     return Usage(input=1000, output=1000)
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
-from modelplug.testing import load_recording
-from modelplug.types import (
+from modelplug.contract.types import (
     Done,
     TextDelta,
     ThinkingBlock,
@@ -14,6 +13,7 @@ from modelplug.types import (
     ToolCallStart,
     ToolUseBlock,
 )
+from modelplug_kit.testing import load_recording
 
 RECORDINGS = Path(__file__).parent / "recordings"
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from modelplug import ModelplugWarning, options
-from modelplug.plugin import ConfigError
+from modelplug import ConfigError, ModelplugWarning, options
 from modelplug_openai_compat import http
 
 ANSWER = [{"choices": [{"delta": {"content": "ok"}, "finish_reason": "stop"}]}]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from modelplug.types import (
+from modelplug.contract.types import (
     ImageBlock,
     Message,
     OpaqueBlock,

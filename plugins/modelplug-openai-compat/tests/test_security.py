@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from modelplug.plugin import MissingKeyError, ModelError
+from modelplug import MissingKeyError, ModelError
 
 DONE = [{"choices": [{"delta": {"content": "ok"}, "finish_reason": "stop"}]}]
 

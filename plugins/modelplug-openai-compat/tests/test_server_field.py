@@ -5,8 +5,8 @@ llama-server it is."""
 from __future__ import annotations
 
 import pytest
-from modelplug.plugin import ConfigError
-from modelplug.types import ThinkingRequest
+from modelplug import ConfigError
+from modelplug.contract.types import ThinkingRequest
 
 ANSWER = [{"choices": [{"delta": {"content": "ok"}, "finish_reason": "stop"}]}]
 # llama.cpp's /props as llama-server answers it (the fields the probe reads).

@@ -1,4 +1,4 @@
-"""The shared AsyncClient is sized by core's ``[http]`` table (modelplug.http_pool), not
+"""The shared AsyncClient is sized by core's ``[http]`` table (modelplug.host.http_options), not
 httpx2's default 100 connections, so hundreds of streams can be open at once."""
 
 from __future__ import annotations

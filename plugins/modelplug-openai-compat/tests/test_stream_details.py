@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from modelplug.plugin import ModelError
-from modelplug.types import Notice, TextDelta, ThinkingDelta, ThinkingRequest
+from modelplug import ModelError
+from modelplug.contract.types import Notice, TextDelta, ThinkingDelta, ThinkingRequest
 
 
 def test_invalid_usage_on_the_wire_is_estimated(compat, wire_server):

@@ -16,9 +16,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from modelplug.plugin import ModelplugError
-from modelplug.testing import examples, load_recording, split_events
-from modelplug.types import Done, Response, TextDelta
+from modelplug import ModelplugError
+from modelplug.contract.types import Done, Response, TextDelta
+from modelplug.testing import examples
+from modelplug_kit.testing import load_recording, split_events
 
 RECORDINGS = Path(__file__).parent / "recordings"
 RECORDED = sorted(RECORDINGS.glob("*.sse"))

@@ -3,7 +3,7 @@ way it takes it."""
 
 from __future__ import annotations
 
-from modelplug.types import Endpoint, OutputSchema, Request, Route
+from modelplug.contract.types import Endpoint, OutputSchema, Request, Route
 from modelplug_openai_compat.request import build_body
 
 SCHEMA = {

@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 import pytest
-from modelplug.plugins import hookimpl
-from modelplug.types import Notice, ParsedText, TextDelta, ToolSpec, ToolUseBlock
+from modelplug import hookimpl
+from modelplug.contract.types import Notice, ParsedText, TextDelta, ToolSpec, ToolUseBlock
 
 
 class WholeReader:

@@ -5,7 +5,7 @@ before the request goes. Checked on the body the WireServer received."""
 
 from __future__ import annotations
 
-from modelplug.types import Message, Notice, Request, ThinkingRequest
+from modelplug.contract.types import Message, Notice, Request, ThinkingRequest
 
 DONE = [{"choices": [{"delta": {"content": "ok"}, "finish_reason": "stop"}]}]
 CLAUDE = {"models": {"wire/m": {"reasoning_dialect": "anthropic"}}}

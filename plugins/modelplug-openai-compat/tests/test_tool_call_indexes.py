@@ -6,8 +6,8 @@ from typing import Any
 
 import modelplug_openai_compat
 import pytest
-from modelplug.testing import WireServer
-from modelplug.types import ToolSpec
+from modelplug.contract.types import ToolSpec
+from modelplug_kit.testing import WireServer
 
 
 @pytest.fixture

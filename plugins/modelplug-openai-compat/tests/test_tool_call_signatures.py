@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from modelplug.types import Message, ToolResultBlock, ToolSpec
+from modelplug.contract.types import Message, ToolResultBlock, ToolSpec
 
 RECORDINGS = Path(__file__).parent / "recordings"
 SIGNATURE = {"extra_content": {"google": {"thought_signature": "Eo4GCosG==="}}}

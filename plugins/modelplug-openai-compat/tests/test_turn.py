@@ -3,7 +3,7 @@ model replies; the second request carries the call and its result exactly."""
 
 from __future__ import annotations
 
-from modelplug.types import Message, Request, TextDelta, ToolResultBlock, ToolSpec
+from modelplug.contract.types import Message, Request, TextDelta, ToolResultBlock, ToolSpec
 
 CALL = [
     {

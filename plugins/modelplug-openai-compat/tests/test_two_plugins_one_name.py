@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from modelplug.plugin import Endpoint, Provider, Route, hookimpl
-from modelplug.types import Done, Event, Message, Response, TextBlock
+from modelplug import Endpoint, Provider, Route, hookimpl
+from modelplug.contract.types import Done, Event, Message, Response, TextBlock
 
 ANSWER = [{"choices": [{"delta": {"content": "compat"}, "finish_reason": "stop"}]}]
 

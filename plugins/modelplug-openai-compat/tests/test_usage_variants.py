@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from modelplug.types import Usage
+from modelplug.contract.types import Usage
 
 RECORDINGS = Path(__file__).parent / "recordings"
 

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 from modelplug import Client
-from modelplug.testing import WireServer, calm_hypothesis
-from modelplug.types import Done, Event, Response
+from modelplug.contract.types import Done, Event, Response
+from modelplug.testing import calm_hypothesis
+from modelplug_kit.testing import WireServer
 
 PLUGIN = "modelplug-openai"
 RECORDED = Path(__file__).parent / "recorded"

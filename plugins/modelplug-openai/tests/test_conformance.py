@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import modelplug_openai
-from modelplug.testing import ProviderConformance, Recording
+from modelplug_kit.testing import ProviderConformance, Recording
 
 RECORDED = Path(__file__).parent / "recorded"
 

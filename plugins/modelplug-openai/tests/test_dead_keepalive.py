@@ -5,8 +5,8 @@ once, at once, with no Notice; a drop after the answer began is not resent."""
 from __future__ import annotations
 
 import pytest
-from modelplug.plugin import ModelError
-from modelplug.types import Notice
+from modelplug import ModelError
+from modelplug.contract.types import Notice
 
 TEXT = "The final result is **570**."  # the answer text.sse carries
 

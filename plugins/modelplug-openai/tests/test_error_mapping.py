@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from modelplug.plugin import ModelError
-from modelplug.types import TextBlock, ThinkingBlock
+from modelplug import ModelError
+from modelplug.contract.types import TextBlock, ThinkingBlock
 from modelplug_openai.errors import rate_limit_reset
 
 
@@ -199,7 +199,7 @@ def test_unreadable_bytes_are_a_classified_error(responses, wire_server):
 
 
 def test_connection_refused_is_unreachable(make_client):
-    from modelplug.testing import refused_url
+    from modelplug_kit.testing import refused_url
 
     client = make_client(
         "modelplug-openai",

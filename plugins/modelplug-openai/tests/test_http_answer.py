@@ -8,9 +8,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from modelplug.plugin import ModelError
-from modelplug.testing import WireServer, load_recording
-from modelplug.types import TextDelta
+from modelplug import ModelError
+from modelplug.contract.types import TextDelta
+from modelplug_kit.testing import WireServer, load_recording
 
 TEXT = "The final result is **570**."  # the answer text.sse carries
 

@@ -19,7 +19,7 @@ import json
 from typing import Any
 
 import pytest
-from modelplug.types import (
+from modelplug.contract.types import (
     ImageBlock,
     Message,
     Request,

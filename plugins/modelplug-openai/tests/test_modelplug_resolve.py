@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import modelplug_openai
 import pytest
-from modelplug.plugin import ConfigError
-from modelplug.types import Provider
+from modelplug import ConfigError
+from modelplug.contract.types import Provider
 
 
 def test_modelplug_resolve_openai_is_the_responses_api(make_client):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from modelplug.types import (
+from modelplug.contract.types import (
     OpaqueBlock,
     TextBlock,
     TextDelta,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import modelplug_openai
 import pytest
-from modelplug.plugin import MissingKeyError
+from modelplug import MissingKeyError
 
 
 def test_modelplug_stream_sends_the_key_as_bearer(responses, wire_server, wire, recorded):

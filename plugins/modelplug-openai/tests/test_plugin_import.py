@@ -9,7 +9,7 @@ import sys
 def test_importing_the_plugin_is_light():
     code = (
         "import sys, modelplug_openai; "
-        "print(sorted(m for m in ('httpx2', 'pydantic', 'openai', 'modelplug.types') if m in sys.modules))"
+        "print(sorted(m for m in ('httpx2', 'pydantic', 'openai', 'modelplug.contract.types') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

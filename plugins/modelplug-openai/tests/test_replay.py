@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import json
 
-from modelplug.known_providers import example_spec
-from modelplug.types import (
+from modelplug.contract.types import (
     Message,
     OpaqueBlock,
     Request,
@@ -14,6 +13,7 @@ from modelplug.types import (
     ThinkingBlock,
     ToolResultBlock,
 )
+from modelplug.host.known_providers import example_spec
 
 MODEL = "wire/gpt-5.1-codex-max"
 

@@ -5,7 +5,7 @@ shape, fails the check)."""
 from __future__ import annotations
 
 import pytest
-from modelplug.types import (
+from modelplug.contract.types import (
     ImageBlock,
     Message,
     Notice,

@@ -7,7 +7,7 @@ import json
 
 import openai
 import pytest
-from modelplug.types import ThinkingBlock
+from modelplug.contract.types import ThinkingBlock
 
 RECORDINGS = [
     "text.sse",

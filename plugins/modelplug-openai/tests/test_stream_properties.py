@@ -8,9 +8,10 @@ import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from modelplug.plugin import ModelplugError
-from modelplug.testing import examples, load_recording
-from modelplug.types import Done
+from modelplug import ModelplugError
+from modelplug.contract.types import Done
+from modelplug.testing import examples
+from modelplug_kit.testing import load_recording
 from modelplug_openai.errors import ResponsesError
 
 RECORDINGS = [

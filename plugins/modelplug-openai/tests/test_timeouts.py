@@ -5,7 +5,7 @@ each error names the setting that ended it."""
 from __future__ import annotations
 
 import pytest
-from modelplug.plugin import ConfigError, ModelError
+from modelplug import ConfigError, ModelError
 
 
 def fail(client):

@@ -1,12 +1,13 @@
-"""Usage.from_responses: the issue's rule, on the shapes the API sends."""
+"""usage_from_responses: the issue's rule, on the shapes the API sends."""
 
 from __future__ import annotations
 
-from modelplug.types import Usage
+from modelplug.contract.types import Usage
+from modelplug_kit import usage_from_responses
 
 
 def test_cached_tokens_are_taken_out_of_input():
-    usage = Usage.from_responses(
+    usage = usage_from_responses(
         {
             "input_tokens": 543,
             "input_tokens_details": {"cached_tokens": 234},
@@ -19,7 +20,7 @@ def test_cached_tokens_are_taken_out_of_input():
 
 
 def test_cache_writes_where_reported_are_taken_out_too():
-    usage = Usage.from_responses(
+    usage = usage_from_responses(
         {
             "input_tokens": 100,
             "input_tokens_details": {"cached_tokens": 10, "cache_write_tokens": 30},
@@ -31,19 +32,19 @@ def test_cache_writes_where_reported_are_taken_out_too():
 
 
 def test_missing_details_and_broken_counts():
-    assert Usage.from_responses({"input_tokens": 3, "output_tokens": 4}) == Usage(input=3, output=4)
-    assert Usage.from_responses({"input_tokens": 3, "output_tokens": None}) is None
+    assert usage_from_responses({"input_tokens": 3, "output_tokens": 4}) == Usage(input=3, output=4)
+    assert usage_from_responses({"input_tokens": 3, "output_tokens": None}) is None
     assert (
-        Usage.from_responses(
+        usage_from_responses(
             {"input_tokens": 3, "output_tokens": 4, "input_tokens_details": {"cached_tokens": 9}}
         )
         is None
     )
-    assert Usage.from_responses({"input_tokens": True, "output_tokens": 4}) is None
-    assert Usage.from_responses(None) is None
+    assert usage_from_responses({"input_tokens": True, "output_tokens": 4}) is None
+    assert usage_from_responses(None) is None
     # Reasoning larger than the output it is part of is not believed.
     assert (
-        Usage.from_responses(
+        usage_from_responses(
             {
                 "input_tokens": 3,
                 "output_tokens": 4,

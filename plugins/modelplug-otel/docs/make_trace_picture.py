@@ -76,10 +76,10 @@ def scenario(finished: Callable[[], Sequence[ReadableSpan]]) -> Run:
     import modelplug_openai_compat
     import modelplug_otel
     from modelplug import Client
-    from modelplug.testing import WireServer
-    from modelplug.types import Event, Notice
+    from modelplug.contract.types import Event, Notice
     from modelplug_fallback.cooldowns import MemoryCooldowns
     from modelplug_fallback.policy import FallbackPolicy
+    from modelplug_kit.testing import WireServer
 
     def chat(model: str) -> str:
         return f"/{model.split('/')[0]}/v1/chat/completions"

@@ -7,9 +7,9 @@ from typing import Any
 
 import modelplug_otel
 import pytest
-from modelplug.plugin import ModelError
+from modelplug import ModelError
+from modelplug.contract.types import Usage
 from modelplug.testing import FakeModel, text
-from modelplug.types import Usage
 from modelplug_fallback.cooldowns import MemoryCooldowns
 from modelplug_fallback.policy import FallbackPolicy
 from opentelemetry.trace import SpanKind, StatusCode

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import modelplug_otel
-from modelplug.plugin import register_secret
+from modelplug import register_secret
 from modelplug.testing import FakeModel, text
 from opentelemetry.trace import SpanKind
 

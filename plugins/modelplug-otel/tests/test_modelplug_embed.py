@@ -7,8 +7,8 @@ from typing import Any
 
 import modelplug_otel
 import pytest
-from modelplug.plugin import ModelError, hookimpl
-from modelplug.types import Embeddings, EmbedRequest, Route
+from modelplug import ModelError, hookimpl
+from modelplug.contract.types import Embeddings, EmbedRequest, Route
 from opentelemetry.trace import SpanKind, StatusCode
 
 

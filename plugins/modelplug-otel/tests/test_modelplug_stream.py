@@ -9,9 +9,9 @@ from typing import Any
 
 import modelplug_otel
 import pytest
-from modelplug.plugin import ModelError
+from modelplug import ModelError
+from modelplug.contract.types import Price, ToolCallStart, Usage
 from modelplug.testing import FakeModel, text, tool_use
-from modelplug.types import Price, ToolCallStart, Usage
 from opentelemetry.trace import SpanKind, StatusCode
 
 
@@ -126,7 +126,7 @@ def test_a_caller_that_stops_reading_ends_the_span_marked_closed_early(
 def test_server_address_and_port_come_from_the_routes_base_url(
     make_client: Any, spans: Any, wire_server: Any
 ) -> None:
-    from modelplug.types import Endpoint, Route
+    from modelplug.contract.types import Endpoint, Route
     from modelplug_otel.attributes import route_attributes
 
     route = Route(

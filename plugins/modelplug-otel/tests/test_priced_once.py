@@ -8,9 +8,9 @@ from typing import Any
 
 import modelplug_otel
 import pytest
-from modelplug.plugin import hookimpl
+from modelplug import hookimpl
+from modelplug.contract.types import Cost, Usage
 from modelplug.testing import FakeModel, text
-from modelplug.types import Cost, Usage
 
 
 class CountingTable:

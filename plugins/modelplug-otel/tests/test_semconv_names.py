@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import modelplug_otel
+from modelplug.contract.types import Usage
 from modelplug.testing import FakeModel, text
-from modelplug.types import Usage
 from modelplug_otel import names
 from opentelemetry.semconv._incubating.attributes import (
     error_attributes,

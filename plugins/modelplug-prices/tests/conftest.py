@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from modelplug.plugins import hookimpl
-from modelplug.settings import Settings
-from modelplug.testing import calm_hypothesis
-from modelplug.types import (
+from modelplug import hookimpl
+from modelplug.contract.settings import Settings
+from modelplug.contract.types import (
     Done,
     Endpoint,
     Event,
@@ -20,6 +19,7 @@ from modelplug.types import (
     Route,
     Usage,
 )
+from modelplug.testing import calm_hypothesis
 
 HOSTED = ("anthropic", "anthropic-batch", "openai", "openrouter", "acme-cloud")
 LOCAL = ("ollama", "lmstudio", "llamacpp", "vllm")

@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import modelplug_prices
 import pytest
-from modelplug.client import Client
-from modelplug.types import Usage
+from modelplug.client.client import Client
+from modelplug.contract.types import Usage
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from genai_prices.data_snapshot import get_snapshot, set_custom_snapshot
-from modelplug.plugin import Settings
+from modelplug import Settings
 from modelplug.testing import examples
 from modelplug_prices import build_index, index
 from modelplug_prices.index import Answer, find_window, lookup

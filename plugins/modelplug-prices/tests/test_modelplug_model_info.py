@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import modelplug_prices
 import pytest
-from modelplug.client import Client
-from modelplug.errors import ConfigError
+from modelplug.client.client import Client
+from modelplug.contract.errors import ConfigError
 from modelplug_prices import live
 from modelplug_prices.windows import LOCAL_DEFAULT_WINDOW, Window, lookup, normalize
 
@@ -160,7 +160,7 @@ def test_modelplug_model_info_no_guess_note_when_the_user_set_the_window(make_cl
 
 
 def test_modelplug_model_info_no_guess_note_when_the_provider_knows_the_window(client):
-    from modelplug.types import Endpoint, ModelInfo, Route
+    from modelplug.contract.types import Endpoint, ModelInfo, Route
     from modelplug_prices.windows import model_info
 
     route = Route(

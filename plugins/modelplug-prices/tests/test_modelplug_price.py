@@ -18,8 +18,8 @@ from decimal import Decimal
 
 import modelplug_prices
 import pytest
-from modelplug.client import Client
-from modelplug.types import Usage
+from modelplug.client.client import Client
+from modelplug.contract.types import Usage
 
 D = Decimal
 
@@ -248,8 +248,8 @@ def test_modelplug_price_source_names_live_data_when_it_is_in_use(client):
 
 
 def test_modelplug_price_a_user_named_provider_is_priced_as_its_type(client: Client) -> None:
-    from modelplug.settings import load_settings
-    from modelplug.types import Endpoint, Route
+    from modelplug.contract.types import Endpoint, Route
+    from modelplug.host.settings import load_settings
 
     settings = load_settings(user_path="/nonexistent/none.toml", use_project=False)
     work = Route(provider="work", model="claude-sonnet-4-5", endpoint=Endpoint(type="anthropic"))

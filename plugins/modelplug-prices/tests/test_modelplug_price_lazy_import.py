@@ -23,8 +23,8 @@ def test_modelplug_price_plugin_import_does_not_import_genai_prices():
 def test_modelplug_price_first_price_call_imports_genai_prices():
     code = (
         "import sys, modelplug_prices\n"
-        "from modelplug.types import Endpoint, Route, Usage\n"
-        "from modelplug.settings import load_settings\n"
+        "from modelplug.contract.types import Endpoint, Route, Usage\n"
+        "from modelplug.host.settings import load_settings\n"
         "assert 'genai_prices' not in sys.modules\n"
         "route = Route(provider='openai', model='gpt-4o', endpoint=Endpoint(type='x'))\n"
         "settings = load_settings(user_path='/nonexistent/none.toml', use_project=False)\n"
@@ -37,8 +37,8 @@ def test_modelplug_price_first_price_call_imports_genai_prices():
 def test_modelplug_price_local_route_never_imports_genai_prices():
     code = (
         "import sys, modelplug_prices\n"
-        "from modelplug.types import Endpoint, Route, Usage\n"
-        "from modelplug.settings import load_settings\n"
+        "from modelplug.contract.types import Endpoint, Route, Usage\n"
+        "from modelplug.host.settings import load_settings\n"
         "route = Route(provider='ollama', model='qwen3', endpoint=Endpoint(type='x', local=True))\n"
         "settings = load_settings(user_path='/nonexistent/none.toml', use_project=False)\n"
         "cost = modelplug_prices.modelplug_price(route, Usage(input=1000), 1.0, settings)\n"

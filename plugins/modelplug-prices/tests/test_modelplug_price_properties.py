@@ -11,8 +11,8 @@ from decimal import Decimal
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from modelplug.contract.types import Usage
 from modelplug.testing import examples
-from modelplug.types import Usage
 from modelplug_prices.pricing import TOKEN_KINDS, price_usage
 
 MODELS = [

@@ -214,7 +214,7 @@ class RateServer:
 WORKER = r"""
 import asyncio, json, sys, time
 from modelplug import Client, ModelplugError
-from modelplug.types import Notice
+from modelplug.contract.types import Notice
 
 spec = json.loads(sys.argv[1])
 admitted = {}  # a request-rate window's key -> the calls the limiter let through in it

@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 import redis as sync_redis
-from modelplug.plugin import Client
+from modelplug import Client
 from modelplug_limits.store import Charge, Setting
 from modelplug_redis import counter_store
 

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from modelplug.contract.types import Notice
 from modelplug.testing import FakeModel, text
-from modelplug.types import Notice
 from modelplug_redis.connection import Connection, StoreUnavailableError, connection_for
 
 TIMEOUT = 1.0  # [redis] timeout, as the operator set it

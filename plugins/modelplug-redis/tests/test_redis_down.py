@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 import redis as sync_redis
+from modelplug.contract.types import Notice
 from modelplug.testing import FakeModel, text
-from modelplug.types import Notice
 from modelplug_redis import cooldown_store
 from modelplug_redis.connection import StoreUnavailableError, connection_for
 
@@ -137,7 +137,7 @@ def test_every_store_of_a_process_learns_of_an_outage_from_the_first_to_meet_it(
     redis_server: Any, redis_config: dict[str, Any]
 ) -> None:
     # A frozen Redis must cost a request one timeout, not one per store it uses.
-    from modelplug.plugin import Client
+    from modelplug import Client
     from modelplug_limits.store import Charge
     from modelplug_redis import counter_store
 

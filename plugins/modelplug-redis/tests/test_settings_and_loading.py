@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from modelplug.plugin import Client
+from modelplug import Client
 from modelplug_redis import cooldown_store, counter_store
 
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import modelplug_textcalls
 import pytest
-from modelplug.client import Client
+from modelplug.client.client import Client
+from modelplug.contract.types import ParsedText, ToolSpec, ToolUseBlock
 from modelplug.testing import calm_hypothesis
-from modelplug.types import ParsedText, ToolSpec, ToolUseBlock
 
 TOOLS = [
     ToolSpec(

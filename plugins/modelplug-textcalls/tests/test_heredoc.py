@@ -6,7 +6,7 @@ import json
 from types import SimpleNamespace
 
 import pytest
-from modelplug.errors import TextCallError
+from modelplug.contract.errors import TextCallError
 from modelplug_textcalls.errors import (
     HeredocSyntaxError,
     HeredocTruncatedError,

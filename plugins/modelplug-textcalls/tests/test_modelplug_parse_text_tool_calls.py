@@ -7,8 +7,8 @@ import sys
 from types import SimpleNamespace
 
 import pytest
-from modelplug.errors import TextCallError
-from modelplug.types import ToolSpec, ToolUseBlock
+from modelplug.contract.errors import TextCallError
+from modelplug.contract.types import ToolSpec, ToolUseBlock
 from modelplug_textcalls.parse import STATE_KEY
 
 WEATHER = ("get_weather", {"city": "Paris"})

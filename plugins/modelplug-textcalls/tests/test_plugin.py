@@ -26,7 +26,7 @@ def test_importing_the_plugin_does_not_load_the_readers() -> None:
 
 
 def test_installed_plugin_serves_the_hook_through_entry_points(kit: SimpleNamespace) -> None:
-    from modelplug.client import Client
+    from modelplug.client.client import Client
 
     client = Client(entry_points=True, user_config=kit.client.settings.user_path)
     try:

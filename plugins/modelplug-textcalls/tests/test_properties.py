@@ -13,8 +13,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from modelplug.errors import ModelplugError
-from modelplug.held_text import HeldText
+from modelplug.contract.errors import ModelplugError
+from modelplug.contract.held_text import HeldText
 from modelplug.testing import examples
 from modelplug_textcalls.heredoc_json import HEREDOC_SENTINEL
 from modelplug_textcalls.parse import read_text_calls

@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import hookimpl
+from modelplug import hookimpl
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, ErrorClass, Provider, Settings
-    from modelplug.types import Event, Request, Route
+    from modelplug import Client, ErrorClass, Event, Provider, Request, Route, Settings
 
 
 @hookimpl

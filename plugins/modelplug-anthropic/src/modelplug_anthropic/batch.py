@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from modelplug.types import Done, Event, Notice, Request, Route, TextDelta
+from modelplug import Done, Event, Notice, Request, Route, TextDelta
 
 from . import sdk as sdk_module
 from .budget import fit_thinking
@@ -24,7 +24,7 @@ from .mapping import from_wire_message, to_wire_params
 from .options import cache_enabled
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
 __all__ = ["CUSTOM_ID", "PRICE_FACTOR", "TIMING", "BatchTiming", "stream_batch"]
 

@@ -10,7 +10,7 @@ picks one with room for the budget (:mod:`modelplug_anthropic.mapping`).
 
 from __future__ import annotations
 
-from modelplug.types import Notice, Request, Route, ThinkingRequest
+from modelplug import Notice, Request, Route, ThinkingRequest
 
 from .routes import thinking_mode
 

@@ -18,23 +18,21 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import (
+from modelplug import (
     ErrorClass,
     ErrorKind,
     ModelError,
-    WireErrors,
     class_for_status,
-    error_body,
-    error_message,
-    error_type,
+    classify_generic,
     redact,
     retry_after_from_headers,
+    retry_after_of,
 )
-from modelplug.plugin import StatusError as KitStatusError
-from modelplug.plugin.policy import classify_generic, retry_after_of
+from modelplug_kit import StatusError as KitStatusError
+from modelplug_kit import WireErrors, error_body, error_message, error_type
 
 if TYPE_CHECKING:
-    from modelplug.types import Response, Route
+    from modelplug import Response, Route
 
 __all__ = [
     "ERRORS",

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import ProviderHTTP, provider_headers
+from modelplug_kit import ProviderHTTP, provider_headers
 
 from .errors import ERRORS
 from .options import SECTION, Options
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Settings
-    from modelplug.types import Route
+    from modelplug import Route, Settings
 
 __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "HTTP", "base_url", "messages_url", "request_headers"]
 

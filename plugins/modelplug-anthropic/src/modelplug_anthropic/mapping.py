@@ -7,7 +7,7 @@ No SDK import: these functions take and return plain dicts (an SDK model is acce
   messages, tools, thinking, output_config, cache breakpoints).
 - :func:`to_wire_messages` maps the conversation, sending thinking and server-tool
   blocks back byte for byte to the model that produced them and leaving them out
-  elsewhere (:mod:`modelplug.replay`).
+  elsewhere (:mod:`modelplug.contract.replay`).
 - :func:`to_wire_tools` maps tool specs and server tools (web search).
 - :func:`from_wire_message` maps an API message back to a Response.
 """
@@ -19,13 +19,13 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from modelplug.plugin import RequestError, is_replayable
-from modelplug.types import (
+from modelplug import (
     Block,
     ImageBlock,
     Message,
     OpaqueBlock,
     Request,
+    RequestError,
     Response,
     Route,
     ServerTool,
@@ -36,7 +36,9 @@ from modelplug.types import (
     ToolSpec,
     ToolUseBlock,
     Usage,
+    is_replayable,
 )
+from modelplug_kit import usage_from_anthropic
 
 from .budget import fit_thinking
 from .routes import same_model_names, supports_effort, thinking_mode
@@ -382,7 +384,7 @@ def from_wire_message(
     ``text`` is blank (the wire still holds it, and goes back unchanged). Server-tool
     blocks become OpaqueBlocks; citations stay on their text block. ``usage``: the
     caller's own reading of the counts; else the message's ``usage``
-    (:meth:`Usage.from_anthropic`), marked not reported when it has none.
+    (:meth:`usage_from_anthropic`), marked not reported when it has none.
     """
     data = _as_dict(message)
     name = route if isinstance(route, str) else route.name
@@ -417,7 +419,7 @@ def from_wire_message(
                 OpaqueBlock(kind=kind, wire=_wire_block(block), text=_search_view(block))
             )
     if usage is None:
-        usage = Usage.from_anthropic(data.get("usage")) or Usage(reported=False)
+        usage = usage_from_anthropic(data.get("usage")) or Usage(reported=False)
     metadata: dict[str, Any] = {}
     for key in ("id", "stop_sequence"):
         if data.get(key) is not None:

@@ -7,10 +7,10 @@
     connect_timeout = 10         # s: to open a connection (and to wait for a free one)
     write_timeout = 600          # s: to send the request
 
-The timeouts are the kit's (:class:`~modelplug.plugin.Timeouts`, the same names in every
+The timeouts are the kit's (:class:`~modelplug_kit.Timeouts`, the same names in every
 provider plugin). Long thinking can keep a stream silent for minutes, hence the long
 defaults. A wrong value is a ConfigError naming the key; an unknown key is a one-line
-warning (the kit's :func:`~modelplug.plugin.read_options`).
+warning (the kit's :func:`~modelplug.read_options`).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import Timeouts
+from modelplug_kit import Timeouts
 
 if TYPE_CHECKING:
-    from modelplug.types import Request
+    from modelplug import Request
 
 __all__ = ["SECTION", "Options", "cache_enabled"]
 

@@ -34,9 +34,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import parse_arguments
-from modelplug.plugin.wire import estimate_tokens
-from modelplug.types import (
+from modelplug import (
     Event,
     Notice,
     Response,
@@ -45,7 +43,10 @@ from modelplug.types import (
     ThinkingDelta,
     ToolCallStart,
     Usage,
+    estimate_tokens,
+    parse_arguments,
 )
+from modelplug_kit import usage_from_anthropic
 
 from .mapping import from_wire_message
 
@@ -394,7 +395,7 @@ class MessageReader:
             "stop_reason": stop_reason,
             "stop_sequence": self.stop_sequence,
         }
-        usage = Usage.from_anthropic(self.usage) if self.usage else None
+        usage = usage_from_anthropic(self.usage) if self.usage else None
         if usage is None:
             got = sum(
                 len(v)

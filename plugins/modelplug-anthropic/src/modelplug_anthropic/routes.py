@@ -9,7 +9,7 @@ import dataclasses
 import re
 from typing import Literal
 
-from modelplug.plugin import (
+from modelplug import (
     Endpoint,
     ModelInfo,
     Provider,
@@ -37,7 +37,7 @@ STREAMING = "anthropic"
 BATCH = "anthropic-batch"
 endpoint_types = (STREAMING, BATCH)
 DEFAULT_KEY_VARIABLE = "ANTHROPIC_API_KEY"
-# Core's example for these names (modelplug.known_providers, the one place examples are
+# Core's example for these names (modelplug.host.known_providers, the one place examples are
 # kept; tests/test_known_providers.py checks that the two agree).
 EXAMPLE = "claude-sonnet-4-6"
 

@@ -17,8 +17,7 @@ from .routes import settings_source
 
 if TYPE_CHECKING:
     import httpx2
-    from modelplug.plugin import Client, Settings
-    from modelplug.types import Route
+    from modelplug import Client, Route, Settings
 
     from .options import Options
 

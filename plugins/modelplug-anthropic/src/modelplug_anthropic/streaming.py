@@ -22,8 +22,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import ModelError, SSEFramer
-from modelplug.types import Done, Event, Request, Route, TextDelta
+from modelplug import Done, Event, ModelError, Request, Route, TextDelta
+from modelplug_kit import SSEFramer
 
 from .budget import fit_thinking
 from .errors import ERRORS, error_event, malformed
@@ -33,7 +33,8 @@ from .options import cache_enabled
 from .reader import MessageReader, Problem, SplicedStream
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Answer, Client
+    from modelplug import Client
+    from modelplug_kit import Answer
 
 __all__ = ["encode_body", "stream_messages"]
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import hookimpl
+from modelplug import hookimpl
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, Provider, Route, Settings
-    from modelplug.types import Event, Request
+    from modelplug import Client, Event, Provider, Request, Route, Settings
 
 __all__ = ["modelplug_providers", "modelplug_resolve", "modelplug_stream"]
 
@@ -42,7 +41,7 @@ def modelplug_providers(settings: Settings) -> list[Provider]:
 def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIterator[Event] | None:
     if route.endpoint.type != TYPE:
         return None
-    from modelplug.plugin import register_secret
+    from modelplug import register_secret
 
     from .stream import stream_converse
 

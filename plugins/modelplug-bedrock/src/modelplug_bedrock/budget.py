@@ -11,7 +11,7 @@ follows too).
 
 from __future__ import annotations
 
-from modelplug.types import Notice, Request, Route, ThinkingRequest
+from modelplug import Notice, Request, Route, ThinkingRequest
 
 __all__ = ["BUDGETS", "MIN_BUDGET", "NOTICE_KIND", "claude_budget", "fit_thinking"]
 

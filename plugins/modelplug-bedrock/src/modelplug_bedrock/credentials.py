@@ -22,12 +22,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from modelplug.plugin import ErrorClass, register_secret
+from modelplug import ErrorClass, register_secret
 
 from .errors import BedrockError
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Route, Settings
+    from modelplug import Route, Settings
 
 __all__ = ["SERVICE", "Frozen", "clear", "frozen_credentials", "signed_headers"]
 

@@ -11,20 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import (
-    ErrorClass,
-    ModelError,
-    Route,
-    StatusError,
-    WireErrors,
-    class_for_status,
-    error_body,
-    error_message,
-    retry_after_from_headers,
-)
+from modelplug import ErrorClass, ModelError, Route, class_for_status, retry_after_from_headers
+from modelplug_kit import StatusError, WireErrors, error_body, error_message
 
 if TYPE_CHECKING:
-    from modelplug.types import Response
+    from modelplug import Response
 
 __all__ = ["ERRORS", "SECTION", "BedrockError", "BedrockErrors", "BedrockStatusError"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from modelplug.plugin import ProviderHTTP, Timeouts
+from modelplug_kit import ProviderHTTP, Timeouts
 
 from .errors import ERRORS, SECTION
 

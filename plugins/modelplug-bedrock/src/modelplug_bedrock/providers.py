@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import (
+from modelplug import (
     ConfigError,
     Endpoint,
     ModelInfo,

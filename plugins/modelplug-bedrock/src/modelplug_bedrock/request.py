@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplug.plugin import RequestError
-from modelplug.plugin.wire import replayable_messages
-from modelplug.types import (
+from modelplug import (
     ImageBlock,
     Message,
     Request,
+    RequestError,
     Route,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    replayable_messages,
 )
 
 from .budget import claude_budget, fit_thinking

@@ -19,12 +19,12 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
-from modelplug.plugin import ModelError, estimated_usage, parse_arguments, provider_headers
-from modelplug.types import (
+from modelplug import (
     Block,
     Done,
     Event,
     Message,
+    ModelError,
     Notice,
     Request,
     Response,
@@ -37,7 +37,10 @@ from modelplug.types import (
     ToolCallStart,
     ToolUseBlock,
     Usage,
+    estimated_usage,
+    parse_arguments,
 )
+from modelplug_kit import provider_headers
 
 from .budget import fit_thinking
 from .credentials import frozen_credentials, signed_headers
@@ -47,7 +50,7 @@ from .providers import base_url_for, region_for
 from .request import build_body
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
 __all__ = ["Frame", "Frames", "Reader", "stream_converse"]
 

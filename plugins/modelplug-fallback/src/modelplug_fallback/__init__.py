@@ -17,20 +17,18 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Generator
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import hookimpl
-from modelplug.plugin.policy import find_policies
+from modelplug import find_policies, hookimpl
 
 if TYPE_CHECKING:
     import argparse
 
-    from modelplug.plugin import Client
-    from modelplug.types import Embeddings, EmbedRequest, Event, Request, Route
+    from modelplug import Client, Embeddings, EmbedRequest, Event, Request, Route
 
     from .cooldowns import SHARED, AsyncCooldownStore, CooldownStore, MemoryCooldowns
     from .policy import FallbackPolicy
     from .sqlite_cooldowns import SqliteCooldowns
 
-__version__ = "1.1.0.dev0"
+__version__ = "2.0.0.dev0"
 __all__ = [
     "SHARED",
     "AsyncCooldownStore",
@@ -45,7 +43,7 @@ __all__ = [
 ]
 
 modelplug_policy = "fallback"
-"""This module is a fallback policy (see :func:`modelplug.plugin.find_policies`)."""
+"""This module is a fallback policy (see :func:`modelplug.find_policies`)."""
 
 _WHERE = {
     "FallbackPolicy": "policy",

@@ -2,7 +2,7 @@
 
 :meth:`Attempts.events` is the only async generator between the provider's stream and
 the caller, and only until the first output: then it hands the rest to a caller that
-takes splices (core's call guard) and is sent the Done back (see modelplug.splice); a
+takes splices (core's call guard) and is sent the Done back (see modelplug.client.splice); a
 caller that does not gets every event passed on with two checks each. Everything that
 happens after a failure is decided by plain methods that return a :class:`Step`
 (notices to yield, then raise, wait and retry, or switch).
@@ -16,28 +16,30 @@ from functools import cached_property
 from inspect import isawaitable
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import ConfigError, ErrorClass, MissingKeyError, ModelError, ModelplugError
-from modelplug.plugin.policy import (
-    NoProviderError,
-    Offer,
-    PluginLoadError,
-    Splice,
-    SpliceReader,
-    UnknownProviderError,
-    describe_error,
-)
-from modelplug.types import (
+from modelplug import (
+    ConfigError,
     Done,
     Embeddings,
     EmbedRequest,
+    ErrorClass,
     Event,
+    MissingKeyError,
+    ModelError,
+    ModelplugError,
+    NoProviderError,
     Notice,
+    Offer,
+    PluginLoadError,
     Request,
     Response,
     Route,
+    Splice,
+    SpliceReader,
     TextDelta,
     ThinkingDelta,
     ToolCallStart,
+    UnknownProviderError,
+    describe_error,
 )
 
 from . import notices
@@ -45,7 +47,7 @@ from .backoff import Wait, retry_wait
 from .chain import Candidates
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
     from .options import FallbackOptions
     from .policy import FallbackPolicy
@@ -134,7 +136,7 @@ class Attempts:
         Once output has been shown no attempt is restarted, so when the caller takes
         splices (``offer.accepted``) the rest of the stream is handed to it there
         (``yield Splice``), and its Done is sent back, or its failure thrown in, at that
-        ``yield`` (see modelplug.splice).
+        ``yield`` (see modelplug.client.splice).
         """
         self.started = self.policy.clock()
         index, current = 0, self.route

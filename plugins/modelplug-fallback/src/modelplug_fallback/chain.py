@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from modelplug.types import Route
+from modelplug import Route
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, Settings
+    from modelplug import Client, Settings
 
 __all__ = ["Candidates", "chain_specs"]
 
@@ -27,7 +27,7 @@ class Candidates:
     A fallback is resolved with ``client.resolve`` (so it may be an alias or a role)
     and, when its endpoint is not local and names a key variable, its key is looked up
     so a candidate without one is skipped before anything is sent. Both raise a
-    :class:`~modelplug.errors.ModelplugError` the caller reports as the skip reason.
+    :class:`~modelplug.contract.errors.ModelplugError` the caller reports as the skip reason.
     """
 
     def __init__(self, client: Client, first: Route) -> None:

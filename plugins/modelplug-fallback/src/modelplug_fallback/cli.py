@@ -11,10 +11,10 @@ from collections.abc import Coroutine
 from inspect import isawaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from modelplug.plugin import ConfigError, ModelplugError
+from modelplug import ConfigError, ModelplugError
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
     from .cooldowns import AnyCooldownStore
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 from inspect import isawaitable
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import ModelplugError
+from modelplug import ModelplugError
 
 from .chain import Candidates
 from .cooldowns import MemoryCooldowns
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
-    from modelplug.types import Route
+    from modelplug import Client, Route
 
     from .cooldowns import AnyCooldownStore
     from .policy import FallbackPolicy

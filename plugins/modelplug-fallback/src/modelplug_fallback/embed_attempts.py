@@ -13,12 +13,12 @@ from collections.abc import Awaitable
 from inspect import iscoroutine
 from typing import TYPE_CHECKING, Any
 
-from modelplug.types import Embeddings, EmbedRequest, Notice, Route
+from modelplug import Embeddings, EmbedRequest, Notice, Route
 
 from .attempts import Attempts, _settled
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
     from .policy import FallbackPolicy
 

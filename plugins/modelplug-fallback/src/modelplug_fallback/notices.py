@@ -7,8 +7,7 @@ core redacts every Notice again on its way out.
 
 from __future__ import annotations
 
-from modelplug.plugin import ErrorClass
-from modelplug.types import Notice
+from modelplug import ErrorClass, Notice
 
 from .backoff import Wait
 

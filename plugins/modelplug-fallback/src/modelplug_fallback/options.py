@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from modelplug.plugin import Settings, read_options, warn
+from modelplug import Settings, read_options, warn
 
 __all__ = ["FallbackOptions", "load_options"]
 

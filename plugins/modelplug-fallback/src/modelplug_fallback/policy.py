@@ -17,9 +17,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mappi
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from modelplug.plugin import ConfigError, hookimpl
-from modelplug.plugin.policy import Offer, find_policies
-from modelplug.types import Embeddings, EmbedRequest, Event, Request, Route
+from modelplug import (
+    ConfigError,
+    Embeddings,
+    EmbedRequest,
+    Event,
+    Offer,
+    Request,
+    Route,
+    find_policies,
+    hookimpl,
+)
 
 from .attempts import NEVER_RETRY, UNBUILDABLE, Attempts
 from .chain import chain_specs
@@ -27,7 +35,7 @@ from .cooldowns import SHARED, AnyCooldownStore
 from .options import FallbackOptions, load_options
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, Settings
+    from modelplug import Client, Settings
 
     from .sqlite_cooldowns import SqliteCooldowns
 
@@ -41,7 +49,7 @@ __all__ = [
 ]
 
 POLICY_KIND = "fallback"
-"""What :func:`modelplug.plugin.find_policies` finds this plugin's policies by."""
+"""What :func:`modelplug.find_policies` finds this plugin's policies by."""
 
 STORES_KIND = "stores"
 """What a plugin offering shared stores (modelplug-redis) is found by."""

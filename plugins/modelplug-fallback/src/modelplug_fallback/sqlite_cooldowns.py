@@ -2,7 +2,7 @@
 when no Redis is set, so a model one process found rate limited is skipped by the next
 process too (a second CLI run, another worker).
 
-The file is the kit's :class:`~modelplug.plugin.LocalDB` (owner-only, WAL): a read never
+The file is the kit's :class:`~modelplug_kit.LocalDB` (owner-only, WAL): a read never
 waits, a mark is one ``BEGIN IMMEDIATE`` transaction that never shortens a longer
 cooldown. Times in the file are absolute seconds on the store's clock (the wall clock by
 default, which processes and reboots agree on); the interface stays relative.
@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from modelplug.plugin import warn
-from modelplug.plugin.policy import LocalDB
+from modelplug import warn
+from modelplug_kit import LocalDB
 
 from .cooldowns import MemoryCooldowns
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import hookimpl
+from modelplug import hookimpl
 
 if TYPE_CHECKING:
     import argparse
 
-    from modelplug.plugin import Client
+    from modelplug import Client
 
-__version__ = "1.1.0.dev0"
+__version__ = "2.0.0.dev0"
 __all__ = ["modelplug_cli_commands", "modelplug_close"]
 
 

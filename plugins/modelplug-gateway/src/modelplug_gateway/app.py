@@ -17,9 +17,7 @@ from typing import TYPE_CHECKING, Any
 # At the top, not in the functions: an import statement in a function that runs on every
 # call costs a lookup through the import system each time (modelplug.plugin is loaded
 # with the plugin anyway).
-from modelplug import OutputTruncatedError
-from modelplug.plugin import ModelError, ModelplugError
-from modelplug.types import Done, TextDelta
+from modelplug import Done, ModelError, ModelplugError, OutputTruncatedError, TextDelta
 
 from .auth import OpenGate, Refusal, Ticket
 from .errors import cut_answer, failure_for, kind_for_status
@@ -34,8 +32,7 @@ from .shapes.base import Parsed, Shape, ShapeError
 from .tracing import request_tracer
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
-    from modelplug.types import Event, Notice, Request, Response
+    from modelplug import Client, Event, Notice, Request, Response
 
     from .auth import Gate
     from .settings import GatewaySettings
@@ -822,7 +819,7 @@ def create_app(
 
 
 def choose_gate(client: Client, options: GatewaySettings, *, no_auth: bool = False) -> Gate:
-    from modelplug.plugin import ConfigError
+    from modelplug import ConfigError
 
     from .auth import OpenGate, OperatorKeyGate
 

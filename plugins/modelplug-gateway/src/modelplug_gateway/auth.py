@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from modelplug.types import Cost, EmbedRequest, Request, Route, Usage
+    from modelplug import Cost, EmbedRequest, Request, Route, Usage
 
 __all__ = ["Gate", "OpenGate", "OperatorKeyGate", "Refusal", "Ticket", "presented_key"]
 

@@ -10,7 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
 __all__ = ["EXTENSIONS", "add_commands", "is_loopback_host"]
 
@@ -66,7 +66,7 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 def _serve(args: argparse.Namespace, client: Client) -> int:
     import sys
 
-    from modelplug.plugin import ConfigError
+    from modelplug import ConfigError
 
     from .server import serve
     from .settings import read_gateway

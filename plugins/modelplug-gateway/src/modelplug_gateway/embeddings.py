@@ -63,7 +63,7 @@ def _encode(vector: list[float], encoding: str) -> list[float] | str:
 
 
 async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
-    from modelplug.plugin import ModelError
+    from modelplug import ModelError
 
     shape = gateway.shapes["openai"]
     started = time.perf_counter()

@@ -33,12 +33,11 @@ from modelplug import (
     PluginLoadError,
     RequestError,
     UnknownProviderError,
+    redact,
 )
-from modelplug.plugin import redact
 
 if TYPE_CHECKING:
-    from modelplug.plugin import ErrorClass
-    from modelplug.types import Response
+    from modelplug import ErrorClass, Response
 
 __all__ = [
     "ANTHROPIC_TYPES",
@@ -273,7 +272,7 @@ def cut_answer(error: OutputTruncatedError) -> Response | None:
     """The answer a structured call cut at max_tokens inside its JSON really is: the
     text as far as it got, stopped for ``max_tokens`` (None when the error holds no
     response to build it from)."""
-    from modelplug.types import OpaqueBlock, TextBlock, ThinkingBlock
+    from modelplug import OpaqueBlock, TextBlock, ThinkingBlock
 
     response = error.response
     if response is None:

@@ -38,15 +38,14 @@ from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import parse_qsl
 
-from modelplug.plugin import ModelplugError
+from modelplug import ModelplugError
 
 from .auth import Refusal, Ticket, presented_key, raw_key_headers
 from .keys.record import PREFIX, KeyRecord
 from .route_cache import RouteCache
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
-    from modelplug.types import Cost, EmbedRequest, Request, Route, Usage
+    from modelplug import Client, Cost, EmbedRequest, Request, Route, Usage
     from modelplug_limits.store import Charge, CounterStore, Setting
 
     from .keys import Hasher, KeyStore
@@ -281,7 +280,7 @@ class VirtualKeyGate:
         unknown or not in USD): the learned estimate applies then."""
         if request is None or self.client is None:
             return None
-        from modelplug.types import EmbedRequest, Usage
+        from modelplug import EmbedRequest, Usage
         from modelplug_limits.money import to_nano
 
         try:
@@ -289,7 +288,7 @@ class VirtualKeyGate:
         except ModelplugError:
             return None  # the call fails before it costs anything: the app says why
         if isinstance(request, EmbedRequest):
-            from modelplug.plugin.wire import estimate_tokens
+            from modelplug import estimate_tokens
 
             sent, cap = estimate_tokens(sum(len(text) + 8 for text in request.inputs)), 0
         else:

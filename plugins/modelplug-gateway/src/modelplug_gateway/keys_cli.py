@@ -15,7 +15,7 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
     from .keys import KeyRecord
 
@@ -62,7 +62,7 @@ class Usage(Exception):
 
 
 def _run(work: Any) -> int:
-    from modelplug.plugin import ModelplugError
+    from modelplug import ModelplugError
 
     from .keys import KeyExistsError, NoSuchKeyError
 

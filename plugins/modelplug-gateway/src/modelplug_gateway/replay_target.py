@@ -1,7 +1,7 @@
 """Which model a Messages client's replayed thinking belongs to.
 
 The Messages shape marks the assistant messages a client sends back with the model the
-request names, so :mod:`modelplug.replay` returns their thinking blocks byte for byte
+request names, so :mod:`modelplug.contract.replay` returns their thinking blocks byte for byte
 to that model and no other. When the request names an alias or a role, that mark is
 not a ``provider/model`` and nothing would be replayed: the thinking of a Claude
 conversation reached through ``"fast"`` would be lost on every turn.
@@ -31,7 +31,7 @@ def mark_replay_target(parsed: Parsed, client: Client) -> Parsed:
     """``parsed`` with its replayed assistant messages marked with the Anthropic route
     its model name resolves to; unchanged (the same object) when there is nothing to
     do, which is every request without thinking sent back."""
-    from modelplug.types import OpaqueBlock, ThinkingBlock
+    from modelplug import OpaqueBlock, ThinkingBlock
 
     messages = parsed.request.messages
     marked = [

@@ -21,7 +21,7 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from modelplug.types import Cost, Usage
+    from modelplug import Cost, Usage
 
 __all__ = ["LOGGER", "LineHandler", "log_on", "log_request", "request_line"]
 

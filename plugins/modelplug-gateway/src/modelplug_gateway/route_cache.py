@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, Route
+    from modelplug import Client, Route
 
 __all__ = ["MAX_ROUTES", "ROUTE_TTL", "RouteCache"]
 

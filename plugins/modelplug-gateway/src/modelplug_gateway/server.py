@@ -49,7 +49,7 @@ _EXIT_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 def require_granian() -> None:
     """ConfigError naming the extra when granian is not installed."""
-    from modelplug.plugin import ConfigError
+    from modelplug import ConfigError
 
     try:
         import granian  # noqa: F401
@@ -145,7 +145,7 @@ def drain_on_exit_signals(gateway: Gateway) -> None:
 
 
 def serve(options: GatewaySettings, *, no_auth: bool = False) -> int:
-    from modelplug.plugin import ConfigError
+    from modelplug import ConfigError
 
     from .app import create_app
     from .request_log import log_on

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Settings
+    from modelplug import Settings
 
 __all__ = ["GatewaySettings", "read_gateway"]
 
@@ -41,7 +41,7 @@ class GatewaySettings:
 
 
 def read_gateway(settings: Settings, overrides: dict[str, Any] | None = None) -> GatewaySettings:
-    from modelplug.plugin import read_options
+    from modelplug import read_options
 
     return read_options(
         settings, "gateway", GatewaySettings, project=False, overrides=overrides or None

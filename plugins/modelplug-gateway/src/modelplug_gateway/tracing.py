@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
 __all__ = ["RequestSpan", "request_tracer"]
 

@@ -23,7 +23,7 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, Settings
+    from modelplug import Client, Settings
 
     from .settings import GatewaySettings
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import ConfigError, MissingKeyError, register_secret
+from modelplug import ConfigError, MissingKeyError, register_secret
 
 from .routes import DEFAULT_KEY_VARIABLE, SECOND_KEY_VARIABLE
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, Route
+    from modelplug import Client, Route
 
 __all__ = ["api_key", "auth_headers", "vertex_credentials"]
 

@@ -11,7 +11,7 @@ modelplug-anthropic and modelplug-bedrock follow too.
 
 from __future__ import annotations
 
-from modelplug.types import Notice, Request, Route, ThinkingRequest
+from modelplug import Notice, Request, Route, ThinkingRequest
 
 from .routes import model_generation, thinking_mode
 

@@ -16,21 +16,15 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import (
-    RequestError,
-    embed_batches,
-    estimated_usage,
-    gather_batches,
-    redact_data,
-)
-from modelplug.types import Embeddings, EmbedRequest, Usage
+from modelplug import Embeddings, EmbedRequest, RequestError, Usage, estimated_usage, redact_data
+from modelplug_kit import embed_batches, gather_batches
 
 from .errors import ERRORS, google_error
 from .http import HTTP, prepare
 from .routes import VERTEX
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, Route
+    from modelplug import Client, Route
 
 __all__ = [
     "CONCURRENCY",

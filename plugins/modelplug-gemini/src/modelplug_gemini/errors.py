@@ -20,20 +20,13 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import (
-    ErrorClass,
-    ModelError,
-    WireErrors,
-    class_for_status,
-    error_body,
-    error_message,
-    retry_after_from_headers,
-)
+from modelplug import ErrorClass, ModelError, class_for_status, retry_after_from_headers
+from modelplug_kit import WireErrors, error_body, error_message
 
 from .options import SECTION
 
 if TYPE_CHECKING:
-    from modelplug.types import Response, Route
+    from modelplug import Response, Route
 
 __all__ = [
     "ERRORS",

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from modelplug.plugin import ConfigError, ProviderHTTP, redact
+from modelplug import ConfigError, redact
+from modelplug_kit import ProviderHTTP
 
 from .auth import auth_headers, vertex_credentials
 from .errors import ERRORS, auth_failed
@@ -20,7 +21,7 @@ from .options import SECTION, GeminiOptions, vertex_target
 from .routes import VERTEX
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, Route
+    from modelplug import Client, Route
 
 __all__ = ["HTTP", "Target", "prepare", "target_for"]
 

@@ -14,10 +14,11 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import ConfigError, Timeouts, read_options, warn
+from modelplug import ConfigError, read_options, warn
+from modelplug_kit import Timeouts
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Settings
+    from modelplug import Settings
 
 __all__ = ["SECTION", "GeminiOptions", "VertexTarget", "vertex_target"]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from modelplug.types import ModelInfo, Route
+from modelplug import ModelInfo, Route
 
 from .http import HTTP, prepare
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
 __all__ = ["probe_model"]
 

@@ -21,8 +21,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
-from modelplug.plugin import estimated_usage
-from modelplug.types import (
+from modelplug import (
     Block,
     Event,
     Message,
@@ -38,7 +37,9 @@ from modelplug.types import (
     ToolCallStart,
     ToolUseBlock,
     Usage,
+    estimated_usage,
 )
+from modelplug_kit import usage_from_gemini
 
 from .request import GENERATED_ID_PREFIX, PART_KIND, SIGNATURE_KIND
 from .routes import model_generation
@@ -326,7 +327,7 @@ class Reader:
                     break
 
     def usage(self, sent: int) -> Usage:
-        usage = Usage.from_gemini(self.usage_raw)
+        usage = usage_from_gemini(self.usage_raw)
         if usage is None:
             got = 0
             for item in self.items:

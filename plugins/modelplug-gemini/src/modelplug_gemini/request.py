@@ -14,19 +14,21 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from modelplug.plugin import RequestError, is_replayable, parse_arguments
-from modelplug.types import (
+from modelplug import (
     ImageBlock,
     Message,
     OpaqueBlock,
     OutputSchema,
     Request,
+    RequestError,
     Route,
     TextBlock,
     ThinkingBlock,
     ThinkingRequest,
     ToolResultBlock,
     ToolUseBlock,
+    is_replayable,
+    parse_arguments,
 )
 
 from .budget import fit_thinking, thinking_budget

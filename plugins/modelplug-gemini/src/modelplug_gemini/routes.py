@@ -9,14 +9,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from modelplug.plugin import (
-    ModelInfo,
-    Provider,
-    Route,
-    Settings,
-    declared_providers,
-    user_endpoint,
-)
+from modelplug import ModelInfo, Provider, Route, Settings, declared_providers, user_endpoint
 
 __all__ = [
     "DEFAULT_KEY_VARIABLE",

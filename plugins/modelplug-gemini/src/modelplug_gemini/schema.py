@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from modelplug.plugin import RequestError
+from modelplug import RequestError
 
 __all__ = ["to_gemini_schema"]
 

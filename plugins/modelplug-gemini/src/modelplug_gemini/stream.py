@@ -14,8 +14,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import ModelError, SSEFramer, redact, redact_data
-from modelplug.types import Done, Event, Request, Route
+from modelplug import Done, Event, ModelError, Request, Route, redact, redact_data
+from modelplug_kit import SSEFramer
 
 from .budget import fit_thinking
 from .errors import google_error, malformed_call, stream_broken
@@ -24,7 +24,7 @@ from .reader import MALFORMED, Reader
 from .request import build_body
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
 __all__ = ["Parser", "stream_generate"]
 

@@ -18,21 +18,19 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Generator
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import hookimpl
-from modelplug.plugin.policy import find_policies
+from modelplug import find_policies, hookimpl
 
 if TYPE_CHECKING:
     import argparse
 
-    from modelplug.plugin import Client
-    from modelplug.types import Embeddings, EmbedRequest, Event, Request, Route
+    from modelplug import Client, Embeddings, EmbedRequest, Event, Request, Route
 
     from .errors import BudgetExceededError, UnknownPriceError
     from .policy import LimitsPolicy
     from .sqlite_store import SqliteCounters
     from .store import Charge, CounterStore, MemoryCounters, Outcome, Setting
 
-__version__ = "1.1.0.dev0"
+__version__ = "2.0.0.dev0"
 __all__ = [
     "BudgetExceededError",
     "Charge",
@@ -50,7 +48,7 @@ __all__ = [
 ]
 
 modelplug_policy = "limits"
-"""This module is a limits policy (see :func:`modelplug.plugin.find_policies`)."""
+"""This module is a limits policy (see :func:`modelplug.find_policies`)."""
 
 _WHERE = {
     "LimitsPolicy": "policy",

@@ -9,7 +9,7 @@ import json
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from modelplug.types import Usage
+from modelplug import Usage
 
 from .money import from_nano, to_nano
 from .plan import PERIOD_WORDS, WINDOW_GRACE, key_name, period_window, scope_key
@@ -17,7 +17,7 @@ from .policy import default_policy
 from .store import MemoryCounters
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, Route
+    from modelplug import Client, Route
 
     from .policy import LimitsPolicy
     from .store import CounterStore

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import ErrorClass, ModelError
+from modelplug import ErrorClass, ModelError
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Route
+    from modelplug import Route
 
 __all__ = ["BudgetExceededError", "UnknownPriceError", "rate_limited"]
 

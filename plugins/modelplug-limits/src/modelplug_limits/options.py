@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from modelplug.plugin import ConfigError, Settings, warn
+from modelplug import ConfigError, Settings, warn
 
 from .stores import STORES
 

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from modelplug.plugin.wire import estimate_tokens
-from modelplug.types import Usage
+from modelplug import Usage, estimate_tokens
 
 from .errors import BudgetExceededError, UnknownPriceError
 from .money import from_nano, to_nano
@@ -21,8 +20,7 @@ from .options import Budget, LimitsOptions
 from .store import Charge
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, Route
-    from modelplug.types import EmbedRequest, Request
+    from modelplug import Client, EmbedRequest, Request, Route
 
 __all__ = ["Plan", "period_window", "plan_attempt", "plan_embed"]
 

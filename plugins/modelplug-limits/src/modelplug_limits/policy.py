@@ -17,9 +17,18 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from inspect import iscoroutine
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import hookimpl
-from modelplug.plugin.policy import Offer, Splice
-from modelplug.types import Cost, Done, Embeddings, EmbedRequest, Notice, Response, Usage
+from modelplug import (
+    Cost,
+    Done,
+    Embeddings,
+    EmbedRequest,
+    Notice,
+    Offer,
+    Response,
+    Splice,
+    Usage,
+    hookimpl,
+)
 
 from .errors import rate_limited
 from .headers import room_from_headers
@@ -30,8 +39,7 @@ from .store import Charge, CounterStore, Outcome, Setting
 from .stores import choose_store, close_sqlite_counters, store_for
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, Route, Settings
-    from modelplug.types import Event, Request
+    from modelplug import Client, Event, Request, Route, Settings
 
 __all__ = ["POLICY_KIND", "LimitsPolicy", "default_policy", "store_for"]
 
@@ -174,7 +182,7 @@ class LimitsPolicy:
         """Reserve (waiting with a Notice while there is no room), pass the events
         through, settle on the Done. A consumer that takes splices (core's guard, the
         fallback policy) reads the events itself once the reservation is made, and
-        sends the Done back here (see modelplug.splice)."""
+        sends the Done back here (see modelplug.client.splice)."""
         try:
             plan = plan_attempt(options, route, request, client, self.clock())
             while True:

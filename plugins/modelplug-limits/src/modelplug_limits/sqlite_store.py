@@ -2,7 +2,7 @@
 store when no Redis is set, so a daily budget and an rpm limit hold across CLI runs and
 worker processes on one machine.
 
-The file is the kit's :class:`~modelplug.plugin.LocalDB` (owner-only, WAL). A reservation
+The file is the kit's :class:`~modelplug_kit.LocalDB` (owner-only, WAL). A reservation
 is one ``BEGIN IMMEDIATE`` transaction: it takes the file's write lock, then reads and
 checks every charge, then writes all of them or none, so two processes never both take
 the last room. A settlement is another. Expiry times are absolute seconds on the store's
@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from modelplug.plugin import ModelplugError
-from modelplug.plugin.policy import LocalDB
+from modelplug import ModelplugError
+from modelplug_kit import LocalDB
 
 from .store import Charge, MemoryCounters, Outcome, Setting
 

@@ -15,13 +15,12 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from modelplug.plugin import ConfigError
-from modelplug.plugin.policy import find_policies
+from modelplug import ConfigError, find_policies
 
 from .store import SHARED, CounterStore
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
     from .sqlite_store import SqliteCounters
 

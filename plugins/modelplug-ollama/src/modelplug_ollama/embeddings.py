@@ -12,15 +12,15 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import RequestError, embed_batches, estimated_usage, gather_batches
-from modelplug.types import Embeddings, EmbedRequest, Usage
+from modelplug import Embeddings, EmbedRequest, RequestError, Usage, estimated_usage
+from modelplug_kit import embed_batches, gather_batches
 
 from .errors import ERRORS
 from .http import HTTP, request_headers
 from .probe import known_for
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, Route
+    from modelplug import Client, Route
 
 __all__ = ["BATCH", "CONCURRENCY", "EXTRA_FIELDS", "embed", "read_answer"]
 

@@ -14,19 +14,16 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from modelplug.plugin import (
+from modelplug import (
     ErrorClass,
     ModelError,
+    Response,
     Route,
-    StatusError,
-    WireErrors,
     class_for_status,
-    error_body,
-    error_message,
     redact,
     retry_after_from_headers,
 )
-from modelplug.types import Response
+from modelplug_kit import StatusError, WireErrors, error_body, error_message
 
 __all__ = ["ERRORS", "OllamaError", "OllamaErrors", "OllamaStatusError", "error_line", "not_done"]
 

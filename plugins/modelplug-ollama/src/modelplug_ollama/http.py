@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import ProviderHTTP, Timeouts, provider_headers
+from modelplug_kit import ProviderHTTP, Timeouts, provider_headers
 
 from .errors import ERRORS, SECTION
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Route, Settings
+    from modelplug import Route, Settings
 
 __all__ = ["HTTP", "Options", "request_headers"]
 

@@ -14,14 +14,14 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import ModelInfo, Route
+from modelplug import ModelInfo, Route
 
 from .errors import OllamaError
 from .http import HTTP, request_headers
 from .providers import DEFAULT_CONTEXT_WINDOW
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
 __all__ = [
     "Known",

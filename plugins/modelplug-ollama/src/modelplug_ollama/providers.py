@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from modelplug.plugin import (
+from modelplug import (
     ConfigError,
     Endpoint,
     ModelInfo,

@@ -6,17 +6,19 @@ import base64
 import binascii
 from typing import Any
 
-from modelplug.plugin import RequestError, is_replayable, parse_arguments
-from modelplug.types import (
+from modelplug import (
     ImageBlock,
     Message,
     Request,
+    RequestError,
     Route,
     TextBlock,
     ThinkingBlock,
     ThinkingRequest,
     ToolResultBlock,
     ToolUseBlock,
+    is_replayable,
+    parse_arguments,
 )
 
 __all__ = ["build_body", "think_value", "to_wire_messages"]

@@ -16,19 +16,13 @@ import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import (
-    ModelError,
-    NDJSONFramer,
-    estimated_usage,
-    parse_arguments,
-    redact,
-)
-from modelplug.plugin.wire import HeldText
-from modelplug.types import (
+from modelplug import (
     Block,
     Done,
     Event,
+    HeldText,
     Message,
+    ModelError,
     Request,
     Response,
     Route,
@@ -39,9 +33,12 @@ from modelplug.types import (
     ThinkingDelta,
     ToolCallStart,
     ToolUseBlock,
-    Usage,
+    estimated_usage,
     new_tool_use_id,
+    parse_arguments,
+    redact,
 )
+from modelplug_kit import NDJSONFramer, usage_from_ollama
 
 from .errors import ERRORS, error_line, not_done
 from .http import HTTP, request_headers
@@ -49,7 +46,7 @@ from .probe import Known, known_for, learn, num_ctx_for
 from .request import build_body
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
 __all__ = ["Accumulator", "stream_chat"]
 
@@ -218,7 +215,7 @@ class Accumulator:
         metadata = self.metadata(final, reason)
         if from_text:
             metadata["tool_calls_from_text"] = True
-        usage = Usage.from_ollama(final)
+        usage = usage_from_ollama(final)
         if usage is None:
             got = len(text) + sum(len(t) for t in self.thinking)
             got += sum(len(json.dumps(c.input)) for c in calls)

@@ -10,11 +10,20 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import hookimpl
+from modelplug import hookimpl
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, Provider, Settings
-    from modelplug.types import Embeddings, EmbedRequest, Event, ModelInfo, Request, Route
+    from modelplug import (
+        Client,
+        Embeddings,
+        EmbedRequest,
+        Event,
+        ModelInfo,
+        Provider,
+        Request,
+        Route,
+        Settings,
+    )
 
 __all__ = [
     "modelplug_embed",

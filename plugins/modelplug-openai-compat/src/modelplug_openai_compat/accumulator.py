@@ -12,11 +12,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from modelplug.plugin import estimated_usage, parse_arguments, redact
-from modelplug.plugin.wire import HeldText
-from modelplug.types import (
+from modelplug import (
     Block,
     Event,
+    HeldText,
     Message,
     Request,
     Response,
@@ -27,7 +26,10 @@ from modelplug.types import (
     ThinkingDelta,
     ToolCallStart,
     ToolUseBlock,
+    estimated_usage,
     new_tool_use_id,
+    parse_arguments,
+    redact,
 )
 
 from .errors import http_error, status_in

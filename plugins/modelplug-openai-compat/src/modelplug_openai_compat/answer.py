@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from modelplug.plugin import estimated_usage
-from modelplug.types import (
+from modelplug import (
     Block,
     Done,
     Event,
@@ -19,7 +18,9 @@ from modelplug.types import (
     TextDelta,
     ToolUseBlock,
     Usage,
+    estimated_usage,
 )
+from modelplug_kit import usage_from_openai
 
 from .accumulator import Accumulator
 from .usage import rate_limit_headers, server_cost, usage_note
@@ -140,7 +141,7 @@ def _usage(
     calls: list[ToolUseBlock],
 ) -> Usage:
     """The server's usage (with a note when a stated rule read it), else the estimate."""
-    usage = Usage.from_openai(acc.usage_raw)
+    usage = usage_from_openai(acc.usage_raw)
     if usage is not None:
         note = usage_note(acc.usage_raw, usage)
         if note:

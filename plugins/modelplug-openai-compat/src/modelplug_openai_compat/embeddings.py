@@ -12,22 +12,17 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import EmbeddingsBatch as Batch
-from modelplug.plugin import (
-    RequestError,
-    combine_embeddings,
-    gather_batches,
-    read_openai_embeddings,
-)
-from modelplug.plugin import embed_batches as split
-from modelplug.types import Embeddings, EmbedRequest, Route
+from modelplug import Embeddings, EmbedRequest, RequestError, Route
+from modelplug_kit import EmbeddingsBatch as Batch
+from modelplug_kit import combine_embeddings, gather_batches, read_openai_embeddings
+from modelplug_kit import embed_batches as split
 
 from .errors import EMBED_ERRORS, ERRORS
 from .http import HTTP, request_headers
 from .providers import DEFAULT_EMBED_BATCH, EMBED_BATCH, NO_DIMENSIONS
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
 __all__ = ["EXTRA", "Batch", "embed", "embed_body", "read_batch"]
 

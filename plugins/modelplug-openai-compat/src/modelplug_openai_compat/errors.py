@@ -1,6 +1,6 @@
 """This plugin's errors, each born with its ErrorClass.
 
-They derive from :class:`modelplug.errors.ModelError`, so the client passes them on
+They derive from :class:`modelplug.contract.errors.ModelError`, so the client passes them on
 unchanged (message, class and partial output), and ``Client.classify`` reads their
 class first (no classify hook is needed). The plugin never retries: retries belong to
 the fallback policy, which reads ``retryable`` and ``retry_after``.
@@ -13,18 +13,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from modelplug.plugin import (
-    ErrorClass,
-    ModelError,
-    StatusError,
-    WireErrors,
-    error_body,
-    error_message,
-    error_type,
-    retry_after_from_headers,
-)
-from modelplug.plugin import class_for_status as core_class_for_status
-from modelplug.types import Response, Route
+from modelplug import ErrorClass, ModelError, Response, Route, retry_after_from_headers
+from modelplug import class_for_status as core_class_for_status
+from modelplug_kit import StatusError, WireErrors, error_body, error_message, error_type
 
 __all__ = [
     "EMBED_ERRORS",

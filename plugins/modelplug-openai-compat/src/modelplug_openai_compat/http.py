@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import ProviderHTTP, Timeouts, provider_headers
+from modelplug_kit import ProviderHTTP, Timeouts, provider_headers
 
 from .errors import ERRORS
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, Route, Settings
+    from modelplug import Client, Route, Settings
 
 __all__ = ["HTTP", "Options", "options_of", "request_headers"]
 

@@ -10,13 +10,13 @@ import json
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Literal
 
-from modelplug.types import ModelInfo, Route
+from modelplug import ModelInfo, Route
 
 from .errors import OpenAICompatError
 from .http import HTTP, request_headers
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
 __all__ = ["list_models", "probe_for"]
 

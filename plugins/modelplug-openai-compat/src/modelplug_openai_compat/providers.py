@@ -5,14 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from modelplug.plugin import (
-    ModelInfo,
-    Provider,
-    Route,
-    Settings,
-    declared_providers,
-    user_endpoint,
-)
+from modelplug import ModelInfo, Provider, Route, Settings, declared_providers, user_endpoint
 
 TYPE = "openai-compatible"
 # The servers whose Chat Completions endpoint constrains decoding to a JSON schema

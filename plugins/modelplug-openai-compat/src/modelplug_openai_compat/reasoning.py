@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplug.types import Notice, Request, Route, ThinkingRequest
+from modelplug import Notice, Request, Route, ThinkingRequest
 
 __all__ = ["DIALECTS", "detect_dialect", "fit_thinking", "reasoning_fields"]
 

@@ -5,19 +5,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from modelplug.plugin import RequestError, is_replayable
-from modelplug.plugin.schema import openai_json_schema
-from modelplug.types import (
+from modelplug import (
     ImageBlock,
     Message,
     OpaqueBlock,
     Request,
+    RequestError,
     Route,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    is_replayable,
 )
+from modelplug_kit import openai_json_schema
 
 from .reasoning import detect_dialect, reasoning_fields
 

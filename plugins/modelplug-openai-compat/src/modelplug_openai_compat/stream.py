@@ -24,8 +24,8 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import ModelError, SSEFramer, redact
-from modelplug.types import Event, Request, Route, TextDelta
+from modelplug import Event, ModelError, Request, Route, TextDelta, redact
+from modelplug_kit import SSEFramer
 
 from .accumulator import KNOWN_FIELDS, Accumulator
 from .answer import finish
@@ -35,7 +35,7 @@ from .reasoning import fit_thinking
 from .request import build_body
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
 __all__ = ["EventReader", "stream_chat"]
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from modelplug.types import Cost, Usage
+from modelplug import Cost, Usage
 
 __all__ = ["rate_limit_headers", "server_cost", "usage_note"]
 
@@ -21,7 +21,7 @@ RATE_LIMIT_PREFIXES = (
 
 
 def usage_note(raw: Any, usage: Usage) -> str | None:
-    """Which stated rule of ``Usage.from_openai`` read ``raw`` as ``usage``, in words,
+    """Which stated rule of ``usage_from_openai`` read ``raw`` as ``usage``, in words,
     for ``Response.metadata["usage_note"]`` (None for the plain shape)."""
     prompt, completion = raw["prompt_tokens"], raw["completion_tokens"]
     notes = []

@@ -14,21 +14,15 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import EmbeddingsBatch as Batch
-from modelplug.plugin import (
-    ErrorClass,
-    RequestError,
-    combine_embeddings,
-    gather_batches,
-    read_openai_embeddings,
-)
-from modelplug.types import Embeddings, EmbedRequest, Route
+from modelplug import Embeddings, EmbedRequest, ErrorClass, RequestError, Route
+from modelplug_kit import EmbeddingsBatch as Batch
+from modelplug_kit import combine_embeddings, gather_batches, read_openai_embeddings
 
 from .errors import EMBED_ERRORS, ERRORS
 from .http import HTTP, request_headers
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
 __all__ = ["EXTRA", "Batch", "batches", "embed", "embed_body", "read_batch"]
 

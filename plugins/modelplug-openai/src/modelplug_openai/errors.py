@@ -1,6 +1,6 @@
 """This plugin's errors, each born with its ErrorClass.
 
-They derive from :class:`modelplug.plugin.ModelError`, so the client passes them on
+They derive from :class:`modelplug.ModelError`, so the client passes them on
 unchanged (message, class, partial output), and ``Client.classify`` reads their class
 first (no classify hook is needed). The kit's HTTP path makes them through
 :data:`ERRORS` (a status answer, a page, a cut, a stall); what is the Responses API's
@@ -17,18 +17,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from modelplug.plugin import (
+from modelplug import (
     ErrorClass,
     ModelError,
+    Response,
     Route,
-    WireErrors,
     class_for_status,
-    error_body,
     redact,
     redact_data,
     retry_after_from_headers,
 )
-from modelplug.types import Response
+from modelplug_kit import WireErrors, error_body
 
 from .options import SECTION
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import ProviderHTTP, provider_headers
+from modelplug_kit import ProviderHTTP, provider_headers
 
 from .errors import ERRORS
 from .options import SECTION, Options
 from .providers import is_azure
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Route, Settings
+    from modelplug import Route, Settings
 
 __all__ = ["HTTP", "request_headers"]
 

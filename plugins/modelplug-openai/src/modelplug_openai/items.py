@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelplug.plugin import parse_arguments
-from modelplug.types import (
+from modelplug import (
     Block,
     OpaqueBlock,
     StopReason,
@@ -21,6 +20,7 @@ from modelplug.types import (
     ThinkingBlock,
     ToolUseBlock,
     new_tool_use_id,
+    parse_arguments,
 )
 
 from .request import OPAQUE_PREFIX, REASONING

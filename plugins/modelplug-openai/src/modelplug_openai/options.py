@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from modelplug.plugin import Timeouts
+from modelplug_kit import Timeouts
 
 __all__ = ["SECTION", "Options"]
 

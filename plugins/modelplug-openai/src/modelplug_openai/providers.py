@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from modelplug.plugin import (
+from modelplug import (
     Endpoint,
     ModelInfo,
     Provider,

@@ -1,7 +1,7 @@
 """The Responses API request body: instructions, input items, tools, options.
 
 Reasoning items and other vendor items go back exactly as they came, and only to the
-model that produced them (:func:`modelplug.plugin.is_replayable`); another model gets
+model that produced them (:func:`modelplug.is_replayable`); another model gets
 none of them. Text, tool calls, tool results and images are portable.
 
 Assistant text goes as a message item of ``output_text`` parts, the form every
@@ -18,19 +18,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from modelplug.plugin import Route, is_replayable
-from modelplug.plugin.schema import openai_json_schema
-from modelplug.types import (
+from modelplug import (
     ImageBlock,
     Message,
     OpaqueBlock,
     Request,
+    Route,
     ServerTool,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    is_replayable,
 )
+from modelplug_kit import openai_json_schema
 
 from .models import effort_for, reasons
 from .options import Options

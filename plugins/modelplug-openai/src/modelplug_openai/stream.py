@@ -17,12 +17,12 @@ import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import ModelError, SSEFramer, estimated_usage, redact
-from modelplug.types import (
+from modelplug import (
     Block,
     Done,
     Event,
     Message,
+    ModelError,
     Notice,
     Request,
     Response,
@@ -32,9 +32,11 @@ from modelplug.types import (
     ThinkingBlock,
     ThinkingDelta,
     ToolCallStart,
-    Usage,
+    estimated_usage,
     new_tool_use_id,
+    redact,
 )
+from modelplug_kit import SSEFramer, usage_from_responses
 
 from .errors import ERRORS, ResponsesError, failure
 from .http import HTTP, request_headers
@@ -42,7 +44,7 @@ from .items import Converted, convert_items, reasoning_text, stop_reason
 from .request import build_body, unsupported_fields
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
 __all__ = ["Accumulator", "stream_responses"]
 
@@ -357,7 +359,7 @@ def _finish(route: Route, acc: Accumulator, sent: int, headers: Mapping[str, str
                 "the call was not complete and is not returned as a tool call",
             )
         )
-    usage = Usage.from_responses(final.get("usage"))
+    usage = usage_from_responses(final.get("usage"))
     if usage is None:
         got = sum(len(b.text) for b in converted.blocks if isinstance(b, TextBlock))
         usage = estimated_usage(sent, got + len("".join(acc.thinking)))

@@ -17,19 +17,18 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Generator
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import hookimpl
+from modelplug import hookimpl
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
-    from modelplug.types import Embeddings, EmbedRequest, Event, Request, Route
+    from modelplug import Client, Embeddings, EmbedRequest, Event, Request, Route
 
     from .server import server_response, server_span
 
-__version__ = "1.1.0.dev0"
+__version__ = "2.0.0.dev0"
 __all__ = ["modelplug_embed", "modelplug_stream", "server_response", "server_span"]
 
 modelplug_policy = "otel"
-"""This module is an otel policy (see :func:`modelplug.plugin.find_policies`)."""
+"""This module is an otel policy (see :func:`modelplug.find_policies`)."""
 
 
 def __getattr__(name: str) -> Any:

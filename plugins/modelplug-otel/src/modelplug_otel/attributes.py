@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 from . import names
 
 if TYPE_CHECKING:
-    from modelplug.types import Cost, Request, Response, Route, Usage
+    from modelplug import Cost, Request, Response, Route, Usage
 
 # modelplug's stop reasons -> the finish reasons the conventions' examples use.
 FINISH_REASON = {

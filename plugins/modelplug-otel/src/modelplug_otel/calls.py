@@ -2,7 +2,7 @@
 
 The call's generator reads the stream only up to the first output (the notices before
 it say which attempts failed), then hands the rest to a consumer that takes splices
-(core's call guard) and is sent the Done back (see modelplug.splice): no layer per event.
+(core's call guard) and is sent the Done back (see modelplug.client.splice): no layer per event.
 An attempt the fallback policy re-opens passes through this same hook again; it is told
 apart by the call it belongs to, kept in a context variable for the call's duration.
 """
@@ -13,14 +13,21 @@ from collections.abc import AsyncGenerator, AsyncIterator, Generator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin.policy import Offer, Splice, SpliceReader
-from modelplug.types import Done, Notice, TextDelta, ThinkingDelta, ToolCallStart
+from modelplug import (
+    Done,
+    Notice,
+    Offer,
+    Splice,
+    SpliceReader,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallStart,
+)
 
 from .record import CallRecord
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
-    from modelplug.types import Event, Request, Route
+    from modelplug import Client, Event, Request, Route
     from opentelemetry.trace import Span
 
 HookWrapper = Generator[None, "AsyncIterator[Event] | None", "AsyncIterator[Event] | None"]

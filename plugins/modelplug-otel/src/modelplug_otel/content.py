@@ -8,11 +8,10 @@ import json
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import ConfigError, redact_data
+from modelplug import ConfigError, redact_data
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client, Settings
-    from modelplug.types import Block, Message, Request, Response
+    from modelplug import Block, Client, Message, Request, Response, Settings
 
 _CAPTURE: weakref.WeakKeyDictionary[Client, tuple[Settings, bool]] = weakref.WeakKeyDictionary()
 

@@ -6,16 +6,14 @@ import time
 from collections.abc import Awaitable, Generator
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import redact
-from modelplug.plugin.policy import describe_error
+from modelplug import describe_error, redact
 
 from . import names
 from .attributes import input_tokens, provider_name, route_facts
 from .instruments import instruments
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
-    from modelplug.types import Embeddings, EmbedRequest, Route
+    from modelplug import Client, Embeddings, EmbedRequest, Route
     from opentelemetry.trace import Span
 
 HookWrapper = Generator[None, "Awaitable[Embeddings] | None", "Awaitable[Embeddings] | None"]

@@ -10,9 +10,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import redact
-from modelplug.plugin.policy import describe_error
-from modelplug.types import Done
+from modelplug import Done, describe_error, redact
 from opentelemetry.trace import SpanKind
 
 from . import names
@@ -28,8 +26,7 @@ from .content import capture_content, input_attributes, output_attributes
 from .instruments import instruments
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
-    from modelplug.types import Notice, Request, Response, Route
+    from modelplug import Client, Notice, Request, Response, Route
     from opentelemetry.context import Context
     from opentelemetry.trace import Span
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from modelplug.plugin import hookimpl
+from modelplug import hookimpl
 
 if TYPE_CHECKING:
-    from modelplug.plugin import ModelInfo, Route, Settings
-    from modelplug.types import Cost, Usage
+    from modelplug import Cost, ModelInfo, Route, Settings, Usage
 
 __all__ = ["modelplug_model_info", "modelplug_price"]
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Settings
+    from modelplug import Settings
 
 __all__ = [
     "Answer",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplug.plugin import ConfigError, Settings
+from modelplug import ConfigError, Settings
 
 __all__ = ["live_options", "start_if_wanted", "start_updater"]
 

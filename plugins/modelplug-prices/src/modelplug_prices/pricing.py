@@ -3,7 +3,7 @@
 The one mapping that matters: genai-prices' ``input_tokens`` is the *total* input,
 cache reads and writes included, and it subtracts the cache parts itself before pricing
 the rest at the input rate. modelplug's ``Usage.input`` excludes them (see
-:mod:`modelplug.types`), so the total passed on is ``input + cache_read + cache_write``
+:mod:`modelplug.contract.types`), so the total passed on is ``input + cache_read + cache_write``
 and every input token is priced exactly once.
 """
 
@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from modelplug.types import Cost, Route, Usage
+from modelplug import Cost, Route, Usage
 
 from .table import Found, data_source, find, genai, provider_id
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import NamedTuple, TypeVar
 
-from modelplug.plugin import ModelInfo, Route, Settings
+from modelplug import ModelInfo, Route, Settings
 
 from .embedding_models import EMBEDDINGS
 from .index import find_window

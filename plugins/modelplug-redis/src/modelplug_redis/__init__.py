@@ -13,12 +13,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
     from .cooldowns import RedisCooldowns
     from .counters import RedisCounters
 
-__version__ = "1.1.0.dev0"
+__version__ = "2.0.0.dev0"
 __all__ = ["cooldown_store", "counter_store"]
 
 modelplug_policy = "stores"

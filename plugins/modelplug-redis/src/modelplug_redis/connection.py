@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from modelplug.plugin import ModelplugError, read_options, register_secret
+from modelplug import ModelplugError, read_options, register_secret
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
 __all__ = ["Connection", "RedisOptions", "StoreUnavailableError", "connection_for"]
 
@@ -255,7 +255,7 @@ def connection_for(client: Client) -> Connection | None:
     if not url:
         return None
     if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
-        from modelplug.plugin import ConfigError
+        from modelplug import ConfigError
 
         raise ConfigError("[redis] url: expected redis://, rediss:// or unix://")
     return Connection(client, options, url)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import warn
+from modelplug import warn
 from modelplug_fallback.cooldowns import MemoryCooldowns
 
 from .connection import StoreUnavailableError

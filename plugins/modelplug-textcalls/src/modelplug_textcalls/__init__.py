@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import hookimpl
+from modelplug import hookimpl
 
 if TYPE_CHECKING:
-    from modelplug.types import ParsedText, ToolSpec
+    from modelplug import ParsedText, ToolSpec
 
 __all__ = ["modelplug_parse_text_tool_calls"]
 

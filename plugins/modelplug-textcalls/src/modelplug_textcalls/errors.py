@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from modelplug.plugin.wire import TextCallError
+from modelplug import TextCallError
 
 __all__ = ["HeredocError", "HeredocSyntaxError", "HeredocTruncatedError", "is_truncation_error"]
 

@@ -2,7 +2,7 @@
 
 This is the reader of the ``heredoc`` dialect's own argument syntax, resumable as the
 reply streams in. It is not a repair of broken JSON: that is core's one
-``modelplug.plugin.repair_loose_json``, which provider plugins apply to the arguments
+``modelplug.repair_loose_json``, which provider plugins apply to the arguments
 of real tool calls.
 
 The loose parts are the ones models get wrong in harmless ways: unquoted keys, single

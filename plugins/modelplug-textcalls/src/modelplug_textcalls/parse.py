@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from modelplug.plugin.wire import TextCallError
-from modelplug.types import ParsedText
+from modelplug import ParsedText, TextCallError
 
 from .readers import Reader, make_reader
 

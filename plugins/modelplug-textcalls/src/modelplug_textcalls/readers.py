@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from modelplug.types import ParsedText, ToolUseBlock, new_tool_use_id
+from modelplug import ParsedText, ToolUseBlock, new_tool_use_id
 
 from .calls import Call
 from .heredoc import HeredocUnit

@@ -12,7 +12,7 @@ from .secret import Hasher, load_secret
 from .store import KeyExistsError, KeyStore, NoSuchKeyError
 
 if TYPE_CHECKING:
-    from modelplug.plugin import Client
+    from modelplug import Client
 
     from .sqlite_store import SqliteKeys
 

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-from modelplug.plugin.policy import LocalDB
+from modelplug_kit import LocalDB
 
 from .record import KeyRecord
 from .store import KeyExistsError, NoSuchKeyError

@@ -11,15 +11,7 @@ import copy
 import uuid
 from typing import Any
 
-from modelplug.types import (
-    Block,
-    OpaqueBlock,
-    Response,
-    TextBlock,
-    ThinkingBlock,
-    ToolUseBlock,
-    Usage,
-)
+from modelplug import Block, OpaqueBlock, Response, TextBlock, ThinkingBlock, ToolUseBlock, Usage
 
 from ..errors import ANTHROPIC_TYPES
 

@@ -16,7 +16,7 @@ from .anthropic_request import parse_request
 from .anthropic_stream import write_stream
 
 if TYPE_CHECKING:
-    from modelplug.types import Event, Response
+    from modelplug import Event, Response
 
     from .base import Parsed
 

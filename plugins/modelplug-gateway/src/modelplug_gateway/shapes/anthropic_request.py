@@ -8,7 +8,7 @@ than dropped; ``metadata`` and ``service_tier`` are read and have no effect.
 
 Thinking and redacted thinking blocks the client sends back keep the block exactly as
 it came (``wire``), and the assistant message is marked with the model the caller
-named, so the replay rule (:mod:`modelplug.replay`) sends them back byte for byte to
+named, so the replay rule (:mod:`modelplug.contract.replay`) sends them back byte for byte to
 that model and to no other.
 """
 
@@ -347,7 +347,7 @@ def _output_config(value: Any, fields: dict[str, Any]) -> None:
 
 def parse_request(body: Any) -> Parsed:
     """Read a Messages API body; raise :class:`ShapeError` for anything it refuses."""
-    from modelplug.types import Request
+    from modelplug import Request
 
     body = _obj(body, "body")
     _extra(body, _FIELDS, "")

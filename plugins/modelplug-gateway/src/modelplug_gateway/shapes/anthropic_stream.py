@@ -22,9 +22,9 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from modelplug.plugin import ModelplugError
-from modelplug.types import (
+from modelplug import (
     Done,
+    ModelplugError,
     Notice,
     OpaqueBlock,
     Response,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from modelplug.types import Event, Request, Response
+    from modelplug import Event, Request, Response
 
 __all__ = ["Parsed", "Shape", "ShapeError"]
 

@@ -11,13 +11,13 @@ import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from modelplug.plugin import ModelplugError  # here, not per call (loaded with the plugin)
+from modelplug import ModelplugError  # here, not per call (loaded with the plugin)
 
 from ..errors import failure_for, openai_code
 from .base import Parsed, ShapeError
 
 if TYPE_CHECKING:
-    from modelplug.types import Event, Response, Usage
+    from modelplug import Event, Response, Usage
 
 __all__ = ["SHAPE", "OpenAIChat"]
 
@@ -69,7 +69,7 @@ class OpenAIChat:
     # ---------------------------------------------------------------- request
 
     def parse(self, body: dict[str, Any]) -> Parsed:
-        from modelplug.types import Request
+        from modelplug import Request
 
         unknown = [k for k in body if k not in _READ and k not in _IGNORED]
         if unknown:
@@ -279,7 +279,7 @@ def _modelplug_fields(response: Response) -> dict[str, Any]:
 
 
 def _reasoning(response: Response) -> str:
-    from modelplug.types import ThinkingBlock
+    from modelplug import ThinkingBlock
 
     return "".join(b.text for b in response.message.content if isinstance(b, ThinkingBlock))
 
@@ -349,7 +349,7 @@ def _output_schema(raw: Any) -> dict[str, Any] | None:
 
 
 def _first_line(exc: Exception) -> str:
-    from modelplug.plugin import redact
+    from modelplug import redact
 
     text = str(exc)
     errors = getattr(exc, "errors", None)

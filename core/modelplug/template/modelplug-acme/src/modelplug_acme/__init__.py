@@ -6,6 +6,19 @@ import json
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
+from modelplug.contract.types import (
+    Done,
+    Event,
+    Message,
+    Request,
+    Response,
+    StopReason,
+    TextBlock,
+    TextDelta,
+    ToolCallStart,
+    ToolUseBlock,
+    Usage,
+)
 from modelplug.plugin import (
     Client,
     Provider,
@@ -19,19 +32,6 @@ from modelplug.plugin import (
     hookimpl,
     provider_headers,
     user_endpoint,
-)
-from modelplug.types import (
-    Done,
-    Event,
-    Message,
-    Request,
-    Response,
-    StopReason,
-    TextBlock,
-    TextDelta,
-    ToolCallStart,
-    ToolUseBlock,
-    Usage,
 )
 
 TYPE = "acme"

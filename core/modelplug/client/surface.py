@@ -1,0 +1,34 @@
+"""What a call's run needs of the Client beyond what hooks see.
+
+The modules of one call (calls, embed_call, structured, tool_support, served_models,
+call_habits) take the Client typed as this Protocol, so the Client imports them and
+none of them imports the Client back.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from modelplug.contract.context import CallContext
+
+if TYPE_CHECKING:
+    from modelplug.client.probe_cache import ProbeCache
+    from modelplug.contract.routes import Route
+
+__all__ = ["ClientSurface"]
+
+
+class ClientSurface(CallContext, Protocol):
+    """The Client as the modules of a call use it."""
+
+    def route_for(self, spec: str | Route | None) -> Route:
+        """The Route for a spec, or ``spec`` itself when it is one already."""
+        ...
+
+    def probe_cache(self) -> ProbeCache:
+        """The probe answers later resolves use."""
+        ...
+
+    async def alist_models(self, provider: str) -> list[str] | None:
+        """What a provider's server says it serves; None when it cannot be asked."""
+        ...

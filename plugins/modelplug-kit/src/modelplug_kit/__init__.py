@@ -1,0 +1,87 @@
+"""The provider kit: what a provider plugin builds on, beside core's contract.
+
+Core (``modelplug``) defines the neutral types, the hook specs, the errors and the
+client; this distribution holds the plumbing every provider shares and core does not
+need: the HTTP path (:class:`ProviderHTTP`: the shared httpx2 client, statuses to
+classified errors, partial output on a cut, early close), SSE and NDJSON framing, the
+vendors' usage shapes (``usage_from_openai`` and friends), embedding batches and the
+OpenAI embeddings answer, JSON Schema translated to what an API accepts, the SQLite
+file policies share between processes (:class:`LocalDB`), and the authors' test kit
+(:mod:`modelplug_kit.testing`: the wire server and the conformance suite).
+
+A plugin imports the contract from ``modelplug`` and the plumbing from here; this
+module is the kit's one export list (:data:`EXPORTS`), each name loaded on first use so
+importing the kit from a plugin's entry module costs nothing at ``modelplug plugins``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from modelplug import lazy_exports
+
+__version__ = "2.0.0.dev0"
+
+#: Every public name of the kit and the module it lives in.
+EXPORTS = {
+    "embed_batches": "modelplug_kit.batches",
+    "gather_batches": "modelplug_kit.batches",
+    "EmbeddingsBatch": "modelplug_kit.embeddings",
+    "combine_embeddings": "modelplug_kit.embeddings",
+    "read_openai_embeddings": "modelplug_kit.embeddings",
+    "Answer": "modelplug_kit.http",
+    "ProviderHTTP": "modelplug_kit.http",
+    "StatusError": "modelplug_kit.http",
+    "Timeouts": "modelplug_kit.http",
+    "WireErrors": "modelplug_kit.http",
+    "error_body": "modelplug_kit.http",
+    "error_message": "modelplug_kit.http",
+    "error_type": "modelplug_kit.http",
+    "http_limits": "modelplug_kit.http",
+    "provider_headers": "modelplug_kit.http",
+    "LocalDB": "modelplug_kit.local_db",
+    "NDJSONFramer": "modelplug_kit.ndjson",
+    "Untranslatable": "modelplug_kit.schema",
+    "inline_refs": "modelplug_kit.schema",
+    "openai_json_schema": "modelplug_kit.schema",
+    "openai_strict": "modelplug_kit.schema",
+    "SSEFramer": "modelplug_kit.sse",
+    "usage_from_anthropic": "modelplug_kit.usage",
+    "usage_from_gemini": "modelplug_kit.usage",
+    "usage_from_ollama": "modelplug_kit.usage",
+    "usage_from_openai": "modelplug_kit.usage",
+    "usage_from_responses": "modelplug_kit.usage",
+}
+__all__ = sorted(EXPORTS)
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(__name__, EXPORTS)
+
+if TYPE_CHECKING:
+    from modelplug_kit.batches import embed_batches as embed_batches
+    from modelplug_kit.batches import gather_batches as gather_batches
+    from modelplug_kit.embeddings import EmbeddingsBatch as EmbeddingsBatch
+    from modelplug_kit.embeddings import combine_embeddings as combine_embeddings
+    from modelplug_kit.embeddings import read_openai_embeddings as read_openai_embeddings
+    from modelplug_kit.http import Answer as Answer
+    from modelplug_kit.http import ProviderHTTP as ProviderHTTP
+    from modelplug_kit.http import StatusError as StatusError
+    from modelplug_kit.http import Timeouts as Timeouts
+    from modelplug_kit.http import WireErrors as WireErrors
+    from modelplug_kit.http import error_body as error_body
+    from modelplug_kit.http import error_message as error_message
+    from modelplug_kit.http import error_type as error_type
+    from modelplug_kit.http import http_limits as http_limits
+    from modelplug_kit.http import provider_headers as provider_headers
+    from modelplug_kit.local_db import LocalDB as LocalDB
+    from modelplug_kit.ndjson import NDJSONFramer as NDJSONFramer
+    from modelplug_kit.schema import Untranslatable as Untranslatable
+    from modelplug_kit.schema import inline_refs as inline_refs
+    from modelplug_kit.schema import openai_json_schema as openai_json_schema
+    from modelplug_kit.schema import openai_strict as openai_strict
+    from modelplug_kit.sse import SSEFramer as SSEFramer
+    from modelplug_kit.usage import usage_from_anthropic as usage_from_anthropic
+    from modelplug_kit.usage import usage_from_gemini as usage_from_gemini
+    from modelplug_kit.usage import usage_from_ollama as usage_from_ollama
+    from modelplug_kit.usage import usage_from_openai as usage_from_openai
+    from modelplug_kit.usage import usage_from_responses as usage_from_responses
