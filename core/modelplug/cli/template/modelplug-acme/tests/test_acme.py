@@ -1,7 +1,7 @@
 from pathlib import Path
 
 import modelplug_acme
-from modelplug.testing import ProviderConformance, Recording
+from modelplug_kit.testing import ProviderConformance, Recording
 
 RECORDINGS = Path(__file__).parent / "recordings"
 

@@ -6,33 +6,28 @@ import json
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
-from modelplug.contract.types import (
+from modelplug import (
+    CallContext,
     Done,
     Event,
     Message,
+    Provider,
     Request,
     Response,
+    Route,
+    Settings,
     StopReason,
     TextBlock,
     TextDelta,
     ToolCallStart,
     ToolUseBlock,
     Usage,
-)
-from modelplug.plugin import (
-    Client,
-    Provider,
-    ProviderHTTP,
-    Route,
-    Settings,
-    SSEFramer,
-    WireErrors,
     declared_providers,
     estimated_usage,
     hookimpl,
-    provider_headers,
     user_endpoint,
 )
+from modelplug_kit import ProviderHTTP, SSEFramer, WireErrors, provider_headers
 
 TYPE = "acme"
 BASE_URL = "https://api.acme.example/v1"
@@ -57,7 +52,7 @@ def modelplug_resolve(spec: str, settings: Settings, provider_type: str | None) 
 
 
 @hookimpl
-def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIterator[Event] | None:
+def modelplug_stream(route: Route, request: Request, client: CallContext) -> AsyncIterator[Event] | None:
     if route.endpoint.type != TYPE:
         return None
     key = client.settings.api_key(route.endpoint.api_key_env, route.provider)
@@ -132,7 +127,7 @@ class Reader:
 
 
 async def stream(
-    route: Route, request: Request, client: Client, key: str | None
+    route: Route, request: Request, client: CallContext, key: str | None
 ) -> AsyncIterator[Event]:
     reader = Reader(route)
     url = f"{route.endpoint.base_url}/chat"
