@@ -1,9 +1,10 @@
 """Fail when a public name of modelplug has no docstring.
 
-Public means: the names in ``__all__`` of ``modelplug``, ``modelplug.plugin`` and its
-parts, ``modelplug.testing`` and ``modelplug.contract.hookspecs`` (what the API reference of the
-documentation site lists), and the public methods and properties their classes define
-themselves. Run by ``tox -e docs`` before the site is built, and by the tests.
+Public means: the names in ``__all__`` of ``modelplug`` (core's export list),
+``modelplug.testing``, ``modelplug_kit`` (the provider kit's), ``modelplug_kit.testing``
+and ``modelplug.contract.hookspecs`` (what the API reference of the documentation site
+lists), and the public methods and properties their classes define themselves. Run by
+``tox -e docs`` before the site is built, and by the tests.
 """
 
 from __future__ import annotations
@@ -15,11 +16,9 @@ from collections.abc import Iterator
 
 MODULES = [
     "modelplug",
-    "modelplug.plugin",
-    "modelplug.wire",
-    "modelplug.schema",
-    "modelplug.policy",
     "modelplug.testing",
+    "modelplug_kit",
+    "modelplug_kit.testing",
     "modelplug.contract.hookspecs",
 ]
 
