@@ -121,7 +121,7 @@ ADMISSION = [("rate:bench:requests", 1, 10**9, 60.0), ("rate:bench:tokens", 76, 
 async def per_admission(store: Any, admissions: int, at_once: int) -> tuple[float, float]:
     """Microseconds of wall time and of this process's CPU time per admission, with
     ``at_once`` reservations in flight together."""
-    from modelplug_limits.store import Charge
+    from modelplug_kit import Charge
 
     charges = [Charge(key, amount, limit, ttl=ttl) for key, amount, limit, ttl in ADMISSION]
 
@@ -166,7 +166,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.without_hiredis:
         sys.modules["hiredis"] = None  # type: ignore[assignment]  # import hiredis fails
-    from modelplug_limits import MemoryCounters, SqliteCounters
+    from modelplug_kit import MemoryCounters
+    from modelplug_limits import SqliteCounters
 
     redis = start_redis()
     try:

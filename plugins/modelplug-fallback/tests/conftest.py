@@ -22,8 +22,9 @@ from modelplug.contract.types import (
     Usage,
 )
 from modelplug.testing import FakeModel, calm_hypothesis
-from modelplug_fallback.cooldowns import SHARED, MemoryCooldowns
+from modelplug_fallback.cooldowns import SHARED
 from modelplug_fallback.policy import FallbackPolicy
+from modelplug_kit import MemoryCooldowns
 
 
 class HTTPError(Exception):

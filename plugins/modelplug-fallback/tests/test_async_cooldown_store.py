@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from modelplug.testing import text
-from modelplug_fallback import AsyncCooldownStore
 from modelplug_fallback.policy import FallbackPolicy
+from modelplug_kit import AsyncCooldownStore
 
 
 class AsyncTable:

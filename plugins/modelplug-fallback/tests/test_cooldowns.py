@@ -12,8 +12,9 @@ import pytest
 from modelplug import ModelError
 from modelplug.contract.types import Notice
 from modelplug.testing import FakeModel, text
-from modelplug_fallback.cooldowns import SHARED, CooldownStore, MemoryCooldowns
+from modelplug_fallback.cooldowns import SHARED
 from modelplug_fallback.policy import FallbackPolicy, choose_store
+from modelplug_kit import CooldownStore, MemoryCooldowns
 
 CHAIN = {"fallbacks": {"a/m": ["b/m"]}}
 NO_RETRIES = {"retries": 0}

@@ -1,7 +1,7 @@
-"""The fallback plugin stands on the plugin kit alone: it imports only
-``modelplug.plugin`` (its policy part too) and ``modelplug.contract.types`` of core, imports nothing it does not
-declare (no pydantic), finds policies through ``find_policies``, and exposes its
-cooldown store protocol for other distributions (modelplug-redis) to implement."""
+"""The fallback plugin stands on public names alone: it imports core and the kit by
+their top-level packages only (``modelplug``, ``modelplug_kit``), imports nothing it does
+not declare (no pydantic), finds policies through ``find_policies``, and takes its cooldown
+store protocols from the kit, where other distributions (modelplug-redis) find them."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from modelplug.testing import FakeModel
 from modelplug_fallback.policy import FallbackPolicy
 
 SOURCE = Path(modelplug_fallback.__file__).parent
-ALLOWED_CORE = {"modelplug.plugin", "modelplug.policy", "modelplug.contract.types"}
+ALLOWED_CORE = {"modelplug", "modelplug_kit"}
 
 
 def imported_modules() -> set[str]:
@@ -29,8 +29,8 @@ def imported_modules() -> set[str]:
     return names
 
 
-def test_the_source_imports_only_the_kit_of_core() -> None:
-    core = {m for m in imported_modules() if m == "modelplug" or m.startswith("modelplug.")}
+def test_the_source_imports_only_the_top_level_packages_of_core_and_the_kit() -> None:
+    core = {m for m in imported_modules() if m.split(".")[0] in ("modelplug", "modelplug_kit")}
 
     assert core <= ALLOWED_CORE, core - ALLOWED_CORE
 
@@ -49,9 +49,11 @@ def test_modelplug_stream_policies_are_found_by_kind(make_client: Any) -> None:
     assert policy.modelplug_policy == modelplug_fallback.modelplug_policy == "fallback"
 
 
-def test_the_cooldown_store_protocol_is_public() -> None:
-    from modelplug_fallback.cooldowns import CooldownStore, MemoryCooldowns
+def test_the_cooldown_store_protocols_are_the_kits() -> None:
+    import modelplug_kit
 
-    assert modelplug_fallback.CooldownStore is CooldownStore
-    assert isinstance(modelplug_fallback.MemoryCooldowns(), modelplug_fallback.CooldownStore)
-    assert modelplug_fallback.MemoryCooldowns is MemoryCooldowns
+    assert isinstance(modelplug_fallback.SHARED, modelplug_kit.MemoryCooldowns)
+    assert isinstance(modelplug_fallback.SHARED, modelplug_kit.CooldownStore)
+    # One home for each name: the plugin does not hand the kit's protocols on.
+    assert not hasattr(modelplug_fallback, "CooldownStore")
+    assert not hasattr(modelplug_fallback, "MemoryCooldowns")

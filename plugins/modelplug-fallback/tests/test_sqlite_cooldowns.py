@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 from modelplug import ConfigError, ModelplugWarning
 from modelplug.testing import text
-from modelplug_fallback import SHARED, AsyncCooldownStore
+from modelplug_fallback import SHARED
 from modelplug_fallback.policy import FallbackPolicy, choose_store
 from modelplug_fallback.sqlite_cooldowns import SqliteCooldowns
+from modelplug_kit import AsyncCooldownStore
 
 CHAIN = {"fallbacks": {"a/m": ["b/m"]}, "fallback": {"retries": 0}}
 

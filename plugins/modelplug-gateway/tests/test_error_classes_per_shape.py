@@ -347,7 +347,7 @@ def test_a_gates_refusal_carries_a_string_code_in_the_openai_shape(
     from modelplug_gateway.key_gate import VirtualKeyGate
     from modelplug_gateway.keys import Hasher, KeyRecord, new_key
     from modelplug_gateway.keys.sqlite_store import SqliteKeys
-    from modelplug_limits.store import MemoryCounters
+    from modelplug_kit import MemoryCounters
 
     hasher = Hasher(b"a test secret of sixteen bytes or more")
     store = SqliteKeys(tmp_path / "keys.sqlite3")

@@ -19,7 +19,7 @@ from modelplug.testing.fake import reply
 from modelplug_gateway.key_gate import VirtualKeyGate
 from modelplug_gateway.keys import Hasher, KeyRecord, new_key
 from modelplug_gateway.keys.sqlite_store import SqliteKeys
-from modelplug_limits.store import MemoryCounters
+from modelplug_kit import MemoryCounters
 
 HELLO = [{"role": "user", "content": "hello"}]
 # $1 per million input tokens: 10,000 input tokens cost exactly $0.01.

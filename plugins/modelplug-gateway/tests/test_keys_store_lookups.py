@@ -17,7 +17,7 @@ from modelplug_gateway.auth import Refusal
 from modelplug_gateway.key_gate import VirtualKeyGate
 from modelplug_gateway.keys import Hasher, KeyRecord, new_key
 from modelplug_gateway.keys.sqlite_store import SqliteKeys
-from modelplug_limits.store import MemoryCounters
+from modelplug_kit import MemoryCounters
 
 SECRET = b"a test secret of sixteen bytes or more"
 

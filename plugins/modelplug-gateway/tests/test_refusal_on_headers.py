@@ -20,7 +20,7 @@ from modelplug.testing import FakeModel, text
 from modelplug_gateway.key_gate import VirtualKeyGate
 from modelplug_gateway.keys import Hasher, KeyRecord, new_key
 from modelplug_gateway.keys.sqlite_store import SqliteKeys
-from modelplug_limits.store import MemoryCounters
+from modelplug_kit import MemoryCounters
 
 CHAT = json.dumps({"model": "echo", "messages": [{"role": "user", "content": "hi"}]}).encode()
 

@@ -18,7 +18,7 @@ from modelplug_gateway.key_gate import VirtualKeyGate
 from modelplug_gateway.keys import Hasher, KeyRecord, new_key
 from modelplug_gateway.keys.secret import load_secret
 from modelplug_gateway.keys.sqlite_store import SqliteKeys
-from modelplug_limits.store import MemoryCounters
+from modelplug_kit import MemoryCounters
 
 T0 = 1_800_000_000.0 + 15  # 15 s into a minute
 

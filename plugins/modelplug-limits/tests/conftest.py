@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 from modelplug import Client
+from modelplug_kit import MemoryCounters
 from modelplug_limits.policy import LimitsPolicy
-from modelplug_limits.store import MemoryCounters
 
 
 class FakeClock:

@@ -14,8 +14,8 @@ from modelplug.contract.types import Done, Notice, Price, Usage
 from modelplug.testing import FakeModel, text
 
 pytest.importorskip("modelplug_fallback", reason="composition with modelplug-fallback")
-from modelplug_fallback.cooldowns import MemoryCooldowns
 from modelplug_fallback.policy import FallbackPolicy
+from modelplug_kit import MemoryCooldowns
 
 PRICE = Price(input=Decimal(10), output=Decimal(10))
 

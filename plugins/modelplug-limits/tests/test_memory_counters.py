@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from modelplug_limits.store import Charge, MemoryCounters, Setting
+from modelplug_kit import Charge, MemoryCounters, Setting
 
 
 def test_a_reservation_takes_every_charge_or_none() -> None:

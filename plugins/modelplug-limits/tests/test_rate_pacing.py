@@ -10,6 +10,7 @@ import pytest
 from modelplug import ModelError
 from modelplug.contract.types import Notice
 from modelplug.testing import FakeModel, text
+from modelplug_kit import MemoryCooldowns
 
 
 def notices(events: list[Any]) -> list[Notice]:
@@ -65,11 +66,10 @@ def test_modelplug_stream_a_full_window_lets_the_fallback_policy_move_on(
     client_with: Any, clock: Any
 ) -> None:
     fallback_policy = pytest.importorskip("modelplug_fallback.policy")
-    cooldowns = pytest.importorskip("modelplug_fallback.cooldowns")
     first = FakeModel([text("a1"), text("never")], provider="a")
     second = FakeModel([text("from b")], provider="b")
     fallback = fallback_policy.FallbackPolicy(
-        store=cooldowns.MemoryCooldowns(clock=clock), clock=clock, sleep=clock.sleep
+        store=MemoryCooldowns(clock=clock), clock=clock, sleep=clock.sleep
     )
     client = client_with(
         fallback,

@@ -15,8 +15,8 @@ import pytest
 from modelplug import ModelplugError
 from modelplug.contract.types import Notice
 from modelplug.testing import FakeModel, text
+from modelplug_kit import Charge, Setting
 from modelplug_limits import LimitsPolicy, SqliteCounters
-from modelplug_limits.store import Charge, Setting
 
 
 @pytest.fixture

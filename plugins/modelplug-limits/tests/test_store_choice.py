@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from modelplug import Client, ConfigError, ModelplugWarning
 from modelplug.testing import FakeModel, text
-from modelplug_limits import LimitsPolicy, MemoryCounters, SqliteCounters
+from modelplug_kit import MemoryCounters
+from modelplug_limits import LimitsPolicy, SqliteCounters
 from modelplug_limits.store import SHARED
 
 

@@ -77,8 +77,8 @@ def scenario(finished: Callable[[], Sequence[ReadableSpan]]) -> Run:
     import modelplug_otel
     from modelplug import Client
     from modelplug.contract.types import Event, Notice
-    from modelplug_fallback.cooldowns import MemoryCooldowns
     from modelplug_fallback.policy import FallbackPolicy
+    from modelplug_kit import MemoryCooldowns
     from modelplug_kit.testing import WireServer
 
     def chat(model: str) -> str:

@@ -10,8 +10,8 @@ import pytest
 from modelplug import ModelError
 from modelplug.contract.types import Usage
 from modelplug.testing import FakeModel, text
-from modelplug_fallback.cooldowns import MemoryCooldowns
 from modelplug_fallback.policy import FallbackPolicy
+from modelplug_kit import MemoryCooldowns
 from opentelemetry.trace import SpanKind, StatusCode
 
 

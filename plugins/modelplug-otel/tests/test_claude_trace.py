@@ -10,8 +10,8 @@ from typing import Any
 
 import modelplug_anthropic
 import modelplug_otel
-from modelplug_fallback.cooldowns import MemoryCooldowns
 from modelplug_fallback.policy import FallbackPolicy
+from modelplug_kit import MemoryCooldowns
 from opentelemetry.trace import SpanKind
 
 RECORDINGS = Path(__file__).parent / "recordings"

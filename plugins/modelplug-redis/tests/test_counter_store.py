@@ -10,7 +10,7 @@ from typing import Any
 
 import redis as sync_redis
 from modelplug import Client
-from modelplug_limits.store import Charge, Setting
+from modelplug_kit import Charge, Setting
 from modelplug_redis import counter_store
 
 

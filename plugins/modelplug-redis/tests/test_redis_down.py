@@ -138,7 +138,7 @@ def test_every_store_of_a_process_learns_of_an_outage_from_the_first_to_meet_it(
 ) -> None:
     # A frozen Redis must cost a request one timeout, not one per store it uses.
     from modelplug import Client
-    from modelplug_limits.store import Charge
+    from modelplug_kit import Charge
     from modelplug_redis import counter_store
 
     config = {"redis": {**redis_config["redis"], "fail": "open", "retry_interval": 60.0}}

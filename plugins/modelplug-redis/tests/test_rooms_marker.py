@@ -15,7 +15,7 @@ from typing import Any
 
 import redis as sync_redis
 from modelplug import Client
-from modelplug_limits.store import Charge, Setting
+from modelplug_kit import Charge, Setting
 from modelplug_redis import counter_store
 from modelplug_redis.counters import ROOMS_FRESH, RedisCounters
 
@@ -45,7 +45,7 @@ def scripts(redis_server: Any) -> int:
 SETTLE_ELSEWHERE = r"""
 import asyncio, json, sys
 from modelplug import Client
-from modelplug_limits.store import Setting
+from modelplug_kit import Setting
 from modelplug_redis import counter_store
 config, key, ttl = json.loads(sys.argv[1]), sys.argv[2], float(sys.argv[3])
 store = counter_store(Client(config=config, enable=["modelplug-redis"]))

@@ -3,11 +3,11 @@
 The hook wraps whatever stream the provider plugin opened (``wrapper=True``). The
 policy itself lives in :mod:`modelplug_fallback.policy`, imported on the first call.
 
-Public names (loaded on first use): :class:`FallbackPolicy`, :class:`CooldownStore` and
-:class:`AsyncCooldownStore` (the protocols a shared cooldown table implements, as
-modelplug-redis does),
-:class:`SqliteCooldowns` (the default: this machine's processes share it),
-:class:`MemoryCooldowns` and :data:`SHARED` (this process's table).
+Public names (loaded on first use): :class:`FallbackPolicy`, :class:`SqliteCooldowns`
+(the default store: this machine's processes share it) and :data:`SHARED` (this
+process's table). The protocols a cooldown store implements (``CooldownStore``,
+``AsyncCooldownStore``, as modelplug-redis does) and ``MemoryCooldowns`` are the kit's:
+``from modelplug_kit import CooldownStore``.
 """
 
 from __future__ import annotations
@@ -24,17 +24,14 @@ if TYPE_CHECKING:
 
     from modelplug import Client, Embeddings, EmbedRequest, Event, Request, Route
 
-    from .cooldowns import SHARED, AsyncCooldownStore, CooldownStore, MemoryCooldowns
+    from .cooldowns import SHARED
     from .policy import FallbackPolicy
     from .sqlite_cooldowns import SqliteCooldowns
 
 __version__ = "2.0.0.dev0"
 __all__ = [
     "SHARED",
-    "AsyncCooldownStore",
-    "CooldownStore",
     "FallbackPolicy",
-    "MemoryCooldowns",
     "SqliteCooldowns",
     "modelplug_cli_commands",
     "modelplug_describe_route",
@@ -47,9 +44,6 @@ modelplug_policy = "fallback"
 
 _WHERE = {
     "FallbackPolicy": "policy",
-    "AsyncCooldownStore": "cooldowns",
-    "CooldownStore": "cooldowns",
-    "MemoryCooldowns": "cooldowns",
     "SHARED": "cooldowns",
     "SqliteCooldowns": "sqlite_cooldowns",
 }

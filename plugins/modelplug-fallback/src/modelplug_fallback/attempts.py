@@ -45,12 +45,12 @@ from modelplug import (
 from . import notices
 from .backoff import Wait, retry_wait
 from .chain import Candidates
+from .policy_protocol import AttemptsPolicy, policies_on
 
 if TYPE_CHECKING:
     from modelplug import Client
 
     from .options import FallbackOptions
-    from .policy import FallbackPolicy
 
 __all__ = ["Attempts", "Step"]
 
@@ -84,7 +84,7 @@ class Attempts:
 
     def __init__(
         self,
-        policy: FallbackPolicy,
+        policy: AttemptsPolicy,
         options: FallbackOptions,
         route: Route,
         request: Request | EmbedRequest,
@@ -117,8 +117,6 @@ class Attempts:
     def exclude(self) -> list[object]:
         """The policies a re-opened stream skips: every fallback policy on the client,
         and this one. Other policies (limits) stay in, so they wrap every attempt."""
-        from .policy import policies_on
-
         policies = policies_on(self.client)
         if self.policy not in policies:
             policies.append(self.policy)

@@ -15,8 +15,7 @@ from modelplug import ConfigError, ModelplugError
 
 if TYPE_CHECKING:
     from modelplug import Client
-
-    from .cooldowns import AnyCooldownStore
+    from modelplug_kit import AnyCooldownStore
 
 __all__ = ["add_commands", "clear_cooldowns", "cooling", "show_cooldowns"]
 

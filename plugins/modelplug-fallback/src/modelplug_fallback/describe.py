@@ -7,15 +7,15 @@ from inspect import isawaitable
 from typing import TYPE_CHECKING, Any
 
 from modelplug import ModelplugError
+from modelplug_kit import MemoryCooldowns
 
 from .chain import Candidates
-from .cooldowns import MemoryCooldowns
 
 if TYPE_CHECKING:
     from modelplug import Client, Route
+    from modelplug_kit import AnyCooldownStore
 
-    from .cooldowns import AnyCooldownStore
-    from .policy import FallbackPolicy
+    from .policy_protocol import AttemptsPolicy
 
 __all__ = ["describe_route", "store_text"]
 
@@ -41,7 +41,7 @@ def chain_source(client: Client, route: Route) -> str | None:
     return None
 
 
-async def describe_route(policy: FallbackPolicy, route: Route, client: Client) -> dict[str, Any]:
+async def describe_route(policy: AttemptsPolicy, route: Route, client: Client) -> dict[str, Any]:
     """The section for ``route`` as ``policy`` would treat a call there now."""
     options = policy.options_for(client)
     store = policy.store_for(client)

@@ -20,13 +20,13 @@ from .attempts import Attempts, _settled
 if TYPE_CHECKING:
     from modelplug import Client
 
-    from .policy import FallbackPolicy
+    from .policy_protocol import AttemptsPolicy
 
 __all__ = ["embed_with_fallbacks"]
 
 
 async def embed_with_fallbacks(
-    policy: FallbackPolicy,
+    policy: AttemptsPolicy,
     route: Route,
     request: EmbedRequest,
     client: Client,

@@ -31,25 +31,17 @@ from modelplug import (
 
 from .attempts import NEVER_RETRY, UNBUILDABLE, Attempts
 from .chain import chain_specs
-from .cooldowns import SHARED, AnyCooldownStore
+from .cooldowns import SHARED
 from .options import FallbackOptions, load_options
+from .policy_protocol import POLICY_KIND, Sleep
 
 if TYPE_CHECKING:
     from modelplug import Client, Settings
+    from modelplug_kit import AnyCooldownStore
 
     from .sqlite_cooldowns import SqliteCooldowns
 
-__all__ = [
-    "POLICY_KIND",
-    "FallbackPolicy",
-    "choose_store",
-    "close_sqlite_cooldowns",
-    "default_policy",
-    "policies_on",
-]
-
-POLICY_KIND = "fallback"
-"""What :func:`modelplug.find_policies` finds this plugin's policies by."""
+__all__ = ["FallbackPolicy", "choose_store", "close_sqlite_cooldowns", "default_policy"]
 
 STORES_KIND = "stores"
 """What a plugin offering shared stores (modelplug-redis) is found by."""
@@ -60,7 +52,6 @@ _FILES_LOCK = threading.Lock()
 
 HookWrapper = Generator[None, "AsyncIterator[Event] | None", "AsyncIterator[Event] | None"]
 EmbedWrapper = Generator[None, "Awaitable[Embeddings] | None", "Awaitable[Embeddings] | None"]
-Sleep = Callable[[float], Awaitable[Any]]
 
 
 class FallbackPolicy:
@@ -265,9 +256,3 @@ def shared_store(client: Client) -> AnyCooldownStore | None:
         if store is not None:
             return cast("AnyCooldownStore", store)
     return None
-
-
-def policies_on(client: Client) -> list[object]:
-    """Every fallback policy registered on ``client``: the package module (entry
-    point) and any FallbackPolicy objects. A re-opened stream skips them all."""
-    return find_policies(client, POLICY_KIND)

@@ -20,9 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from modelplug import warn
-from modelplug_kit import LocalDB
-
-from .cooldowns import MemoryCooldowns
+from modelplug_kit import LocalDB, MemoryCooldowns
 
 __all__ = ["FILE_NAME", "SqliteCooldowns"]
 

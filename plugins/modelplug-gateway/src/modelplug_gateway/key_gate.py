@@ -46,7 +46,7 @@ from .route_cache import RouteCache
 
 if TYPE_CHECKING:
     from modelplug import Client, Cost, EmbedRequest, Request, Route, Usage
-    from modelplug_limits.store import Charge, CounterStore, Setting
+    from modelplug_kit import Charge, CounterStore, Setting
 
     from .keys import Hasher, KeyStore
 
@@ -380,8 +380,8 @@ class VirtualKeyGate:
     async def settle(
         self, ticket: KeyTicket, route: Route | None, usage: Usage | None, cost: Cost | None
     ) -> None:
+        from modelplug_kit import Charge, Setting
         from modelplug_limits.money import to_nano
-        from modelplug_limits.store import Charge, Setting
 
         adjust: list[Charge] = []
         tokens = None if usage is None else usage.total_input + usage.output
@@ -491,7 +491,7 @@ class KeyTicket(Ticket):
         now: float,
         most: MaxCost | None = None,
     ) -> None:
-        from modelplug_limits.store import Charge
+        from modelplug_kit import Charge
 
         super().__init__(record.name)
         self.gate = gate

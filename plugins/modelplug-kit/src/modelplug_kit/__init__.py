@@ -6,7 +6,9 @@ need: the HTTP path (:class:`ProviderHTTP`: the shared httpx2 client, statuses t
 classified errors, partial output on a cut, early close), SSE and NDJSON framing, the
 vendors' usage shapes (``usage_from_openai`` and friends), embedding batches and the
 OpenAI embeddings answer, JSON Schema translated to what an API accepts, the SQLite
-file policies share between processes (:class:`LocalDB`), and the authors' test kit
+file policies share between processes (:class:`LocalDB`), the store interfaces the
+policies and the stores that hold their state share (:mod:`modelplug_kit.stores`, with
+the in-process stores of :mod:`modelplug_kit.memory_stores`), and the authors' test kit
 (:mod:`modelplug_kit.testing`: the wire server and the conformance suite).
 
 A plugin imports the contract from ``modelplug`` and the plumbing from here; this
@@ -40,12 +42,21 @@ EXPORTS = {
     "http_limits": "modelplug_kit.http",
     "provider_headers": "modelplug_kit.http",
     "LocalDB": "modelplug_kit.local_db",
+    "MemoryCooldowns": "modelplug_kit.memory_stores",
+    "MemoryCounters": "modelplug_kit.memory_stores",
     "NDJSONFramer": "modelplug_kit.ndjson",
     "Untranslatable": "modelplug_kit.schema",
     "inline_refs": "modelplug_kit.schema",
     "openai_json_schema": "modelplug_kit.schema",
     "openai_strict": "modelplug_kit.schema",
     "SSEFramer": "modelplug_kit.sse",
+    "AnyCooldownStore": "modelplug_kit.stores",
+    "AsyncCooldownStore": "modelplug_kit.stores",
+    "Charge": "modelplug_kit.stores",
+    "CooldownStore": "modelplug_kit.stores",
+    "CounterStore": "modelplug_kit.stores",
+    "Outcome": "modelplug_kit.stores",
+    "Setting": "modelplug_kit.stores",
     "usage_from_anthropic": "modelplug_kit.usage",
     "usage_from_gemini": "modelplug_kit.usage",
     "usage_from_ollama": "modelplug_kit.usage",
@@ -74,12 +85,21 @@ if TYPE_CHECKING:
     from modelplug_kit.http import http_limits as http_limits
     from modelplug_kit.http import provider_headers as provider_headers
     from modelplug_kit.local_db import LocalDB as LocalDB
+    from modelplug_kit.memory_stores import MemoryCooldowns as MemoryCooldowns
+    from modelplug_kit.memory_stores import MemoryCounters as MemoryCounters
     from modelplug_kit.ndjson import NDJSONFramer as NDJSONFramer
     from modelplug_kit.schema import Untranslatable as Untranslatable
     from modelplug_kit.schema import inline_refs as inline_refs
     from modelplug_kit.schema import openai_json_schema as openai_json_schema
     from modelplug_kit.schema import openai_strict as openai_strict
     from modelplug_kit.sse import SSEFramer as SSEFramer
+    from modelplug_kit.stores import AnyCooldownStore as AnyCooldownStore
+    from modelplug_kit.stores import AsyncCooldownStore as AsyncCooldownStore
+    from modelplug_kit.stores import Charge as Charge
+    from modelplug_kit.stores import CooldownStore as CooldownStore
+    from modelplug_kit.stores import CounterStore as CounterStore
+    from modelplug_kit.stores import Outcome as Outcome
+    from modelplug_kit.stores import Setting as Setting
     from modelplug_kit.usage import usage_from_anthropic as usage_from_anthropic
     from modelplug_kit.usage import usage_from_gemini as usage_from_gemini
     from modelplug_kit.usage import usage_from_ollama as usage_from_ollama

@@ -6,9 +6,10 @@ the stream through it, each reserve again. The policy lives in
 :mod:`modelplug_limits.policy`, imported on the first call.
 
 Public names (loaded on first use): :class:`LimitsPolicy`, :class:`BudgetExceededError`
-and :class:`UnknownPriceError`, :class:`CounterStore` (the store protocol modelplug-redis
-implements), :class:`SqliteCounters` (the default: this machine's processes share it),
-:class:`MemoryCounters`, :class:`Charge`, :class:`Outcome`, :class:`Setting`.
+and :class:`UnknownPriceError`, :class:`SqliteCounters` (the default store: this
+machine's processes share it). The store protocol modelplug-redis implements
+(``CounterStore``), its records (``Charge``, ``Outcome``, ``Setting``) and
+``MemoryCounters`` are the kit's: ``from modelplug_kit import CounterStore``.
 """
 
 from __future__ import annotations
@@ -28,17 +29,11 @@ if TYPE_CHECKING:
     from .errors import BudgetExceededError, UnknownPriceError
     from .policy import LimitsPolicy
     from .sqlite_store import SqliteCounters
-    from .store import Charge, CounterStore, MemoryCounters, Outcome, Setting
 
 __version__ = "2.0.0.dev0"
 __all__ = [
     "BudgetExceededError",
-    "Charge",
-    "CounterStore",
     "LimitsPolicy",
-    "MemoryCounters",
-    "Outcome",
-    "Setting",
     "SqliteCounters",
     "UnknownPriceError",
     "modelplug_cli_commands",
@@ -55,11 +50,6 @@ _WHERE = {
     "BudgetExceededError": "errors",
     "UnknownPriceError": "errors",
     "SqliteCounters": "sqlite_store",
-    "CounterStore": "store",
-    "MemoryCounters": "store",
-    "Charge": "store",
-    "Outcome": "store",
-    "Setting": "store",
 }
 
 

@@ -13,11 +13,11 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from modelplug import Usage, estimate_tokens
+from modelplug_kit import Charge
 
 from .errors import BudgetExceededError, UnknownPriceError
 from .money import from_nano, to_nano
 from .options import Budget, LimitsOptions
-from .store import Charge
 
 if TYPE_CHECKING:
     from modelplug import Client, EmbedRequest, Request, Route

@@ -29,13 +29,13 @@ from modelplug import (
     Usage,
     hookimpl,
 )
+from modelplug_kit import Charge, CounterStore, Outcome, Setting
 
 from .errors import rate_limited
 from .headers import room_from_headers
 from .money import to_nano
 from .options import LimitsOptions, load_options
 from .plan import Plan, budget_error, plan_attempt, plan_embed
-from .store import Charge, CounterStore, Outcome, Setting
 from .stores import choose_store, close_sqlite_counters, store_for
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class LimitsPolicy:
         self, route: Route, client: Client
     ) -> Awaitable[dict[str, Any]] | None:
         """For ``modelplug resolve``: what counts a call on ``route`` now, the store."""
-        from .cli import describe_route
+        from .describe import describe_route
 
         return describe_route(self, route, client)
 

@@ -7,7 +7,7 @@ is one ``BEGIN IMMEDIATE`` transaction: it takes the file's write lock, then rea
 checks every charge, then writes all of them or none, so two processes never both take
 the last room. A settlement is another. Expiry times are absolute seconds on the store's
 clock (the wall clock by default: processes and reboots agree on it); the interface
-stays relative, as :class:`~modelplug_limits.store.CounterStore` says.
+stays relative, as :class:`~modelplug_kit.CounterStore` says.
 
 When the file cannot be used (a read-only disk, a lock held past the busy timeout), the
 store counts in this process's memory and says so, as the Redis store does when Redis is
@@ -23,9 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from modelplug import ModelplugError
-from modelplug_kit import LocalDB
-
-from .store import Charge, MemoryCounters, Outcome, Setting
+from modelplug_kit import Charge, LocalDB, MemoryCounters, Outcome, Setting
 
 __all__ = ["FILE_NAME", "SqliteCounters"]
 
@@ -60,7 +58,7 @@ Problems = (sqlite3.Error, OSError)
 
 
 class SqliteCounters:
-    """:class:`~modelplug_limits.store.CounterStore` in an SQLite file.
+    """:class:`~modelplug_kit.CounterStore` in an SQLite file.
 
     :param path: the file (``limits.sqlite3`` in ``client.settings.data_dir()`` by
         default; its directory is made owner-only).

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, cast
 
 from modelplug import ConfigError, find_policies
 
-from .store import SHARED, CounterStore
+from .store import SHARED
 
 if TYPE_CHECKING:
     from modelplug import Client
+    from modelplug_kit import CounterStore
 
     from .sqlite_store import SqliteCounters
 

@@ -7,7 +7,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from modelplug import warn
-from modelplug_fallback.cooldowns import MemoryCooldowns
+from modelplug_kit import MemoryCooldowns
 
 from .connection import StoreUnavailableError
 from .scripts import MARK
@@ -19,7 +19,7 @@ __all__ = ["RedisCooldowns"]
 
 
 class RedisCooldowns:
-    """:class:`modelplug_fallback.AsyncCooldownStore` in Redis. When Redis is down:
+    """:class:`modelplug_kit.AsyncCooldownStore` in Redis. When Redis is down:
     fail-open answers from this process's memory (with one warning per outage),
     fail-closed raises :class:`StoreUnavailableError`."""
 

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from modelplug_limits.store import Charge, MemoryCounters, Outcome, Setting
+from modelplug_kit import Charge, MemoryCounters, Outcome, Setting
 
 from .connection import StoreUnavailableError
 from .scripts import RESERVE, SETTLE
@@ -53,7 +53,7 @@ _ROOMS: dict[tuple[str, str], _Rooms] = {}
 
 
 class RedisCounters:
-    """:class:`modelplug_limits.CounterStore` in Redis, with this process's memory to
+    """:class:`modelplug_kit.CounterStore` in Redis, with this process's memory to
     fall back on when Redis is down and ``[redis] fail = "open"``.
 
     :param monotonic: seconds, for how long "no room exists" is trusted.
