@@ -11,7 +11,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 # At the top, not in the functions: an import statement in a function that runs on every
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 # with the plugin anyway).
 from modelplug import Done, ModelError, ModelplugError, OutputTruncatedError, TextDelta
 
+from .asgi import Disconnected, Receive, Scope, Send
 from .auth import OpenGate, Refusal, Ticket
 from .errors import cut_answer, failure_for, kind_for_status
 from .long_lived import freeze_once
@@ -37,12 +38,7 @@ if TYPE_CHECKING:
     from .auth import Gate
     from .settings import GatewaySettings
 
-__all__ = ["Disconnected", "Gateway", "create_app"]
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+__all__ = ["Gateway", "create_app"]
 
 _JSON = [(b"content-type", b"application/json")]
 _SSE = [
@@ -55,10 +51,6 @@ _KEEPALIVE = b": keep-alive\n\n"
 MAX_ERROR_BODIES = 256
 LOGGER = logging.getLogger("modelplug.gateway")
 _NO_HEADERS: dict[str, str] = {}
-
-
-class Disconnected(Exception):
-    """The caller went away before its body arrived."""
 
 
 class Gateway:

@@ -11,14 +11,15 @@ import time
 from array import array
 from typing import TYPE_CHECKING, Any
 
-from .app import Disconnected
+from .asgi import Disconnected
 from .auth import Refusal
 from .model_spec import check_model
 from .request_log import log_request
 from .shapes.base import ShapeError
 
 if TYPE_CHECKING:
-    from .app import Gateway, Receive, Scope, Send
+    from .app_protocol import GatewayApp
+    from .asgi import Receive, Scope, Send
 
 __all__ = ["handle", "parse_embeddings"]
 
@@ -62,7 +63,7 @@ def _encode(vector: list[float], encoding: str) -> list[float] | str:
     return base64.b64encode(packed.tobytes()).decode()
 
 
-async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
+async def handle(gateway: GatewayApp, scope: Scope, receive: Receive, send: Send) -> None:
     from modelplug import ModelError
 
     shape = gateway.shapes["openai"]

@@ -20,18 +20,20 @@ from modelplug import ModelplugError
 if TYPE_CHECKING:
     from modelplug import Client
 
-    from .app import Gateway
+    from .app_protocol import GatewayApp
 
 __all__ = ["SERVED_FOR", "model_list", "model_names", "served_model_list"]
 
 SERVED_FOR = 30.0  # seconds a server's list is kept
 
-# Gateway -> (when asked, "provider/model" names the servers listed). Weak: a gateway
+# A gateway -> (when asked, "provider/model" names the servers listed). Weak: a gateway
 # that goes takes its list with it.
-_SERVED: weakref.WeakKeyDictionary[Gateway, tuple[float, list[str]]] = weakref.WeakKeyDictionary()
+_SERVED: weakref.WeakKeyDictionary[GatewayApp, tuple[float, list[str]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def model_names(gateway: Gateway) -> list[str]:
+def model_names(gateway: GatewayApp) -> list[str]:
     """The names the settings give: the allow-list, else aliases, roles, the default
     model and the ``[models]`` entries that name a provider."""
     if gateway.options.models is not None:
@@ -44,7 +46,7 @@ def model_names(gateway: Gateway) -> list[str]:
     return names
 
 
-async def ask_servers(gateway: Gateway) -> None:
+async def ask_servers(gateway: GatewayApp) -> None:
     """Ask the local servers and the user's own providers what they serve, unless they
     were asked less than :data:`SERVED_FOR` seconds ago (a server that does not answer
     lists nothing)."""
@@ -81,14 +83,14 @@ def keyed_examples(client: Client) -> list[str]:
     return names
 
 
-async def served_model_list(gateway: Gateway) -> dict[str, Any]:
+async def served_model_list(gateway: GatewayApp) -> dict[str, Any]:
     """:func:`model_list` with the servers asked first (when their answer is old)."""
     if gateway.options.models is None:
         await ask_servers(gateway)
     return model_list(gateway)
 
 
-def model_list(gateway: Gateway) -> dict[str, Any]:
+def model_list(gateway: GatewayApp) -> dict[str, Any]:
     """The list in both SDKs' shapes: the allow-list, else the settings' names, what
     the servers listed when last asked, and the hosted examples whose key is set."""
     names = model_names(gateway)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, NoReturn, TypeAlias
+from typing import Any, NoReturn
 
-from .scan import WHITESPACE, skip_blanks
+from .scan import WHITESPACE, Call, skip_blanks
 
 __all__ = [
     "ARGUMENT_KEYS",
@@ -23,8 +23,6 @@ __all__ = [
     "decode_json",
     "decode_json_values",
 ]
-
-Call: TypeAlias = tuple[str, dict[str, Any]]
 
 ARGUMENT_KEYS = ("arguments", "parameters")
 CALL_KEYS = ("name", *ARGUMENT_KEYS)

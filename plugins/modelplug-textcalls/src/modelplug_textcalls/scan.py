@@ -10,14 +10,12 @@ still become one while the reply streams.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .calls import Call  # for typing only: calls.py imports this module
+from typing import Any, TypeAlias
 
 __all__ = [
     "LINE_BLANKS",
     "WHITESPACE",
+    "Call",
     "Finished",
     "Rejected",
     "Step",
@@ -27,6 +25,10 @@ __all__ = [
 
 LINE_BLANKS = " \t\r"
 WHITESPACE = " \t\r\n"  # JSON's, and blank lines
+
+# A call's name and arguments. Here, with what a step answers, rather than in calls.py
+# (which says what counts as one): calls.py imports this module, and not the reverse.
+Call: TypeAlias = tuple[str, dict[str, Any]]
 
 
 @dataclass
