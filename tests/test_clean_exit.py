@@ -41,7 +41,7 @@ def _spy(loop, context):
     _report(loop, context)
 asyncio.BaseEventLoop.call_exception_handler = _spy
 
-from modelplug.testing import WireServer
+from modelplug_kit.testing import WireServer
 server = WireServer().start()
 server.add_file(sys.argv[1])
 provider_type = sys.argv[2]

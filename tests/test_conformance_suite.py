@@ -172,7 +172,7 @@ def test_a_plugin_test_file_outside_this_repository_runs_the_suite(
     pytester.makepyfile(
         test_tiny="""
         import tiny_provider as tiny
-        from modelplug.testing import ProviderConformance, Recording
+        from modelplug_kit.testing import ProviderConformance, Recording
 
 
         class TinyWire(ProviderConformance):

@@ -137,10 +137,12 @@ def test_every_plugin_requires_a_core_with_every_hook_it_implements(
 
 
 def test_the_plugin_template_requires_core_as_the_plugins_do() -> None:
-    template = ROOT / "core" / "modelplug" / "template" / "modelplug-acme"
+    template = ROOT / "core" / "modelplug" / "cli" / "template" / "modelplug-acme"
     ours = project(PLUGINS[0])["dependencies"][0]
     assert Requirement(ours).name == "modelplug"
-    assert project(template)["dependencies"] == [ours]
+    # A provider builds on the kit too, at the same major version as core.
+    kit = ours.replace("modelplug", "modelplug-kit", 1)
+    assert project(template)["dependencies"] == [ours, kit]
     assert implemented_hooks(template / "src") <= {
         h for h in HOOKS if minor(added_in(h)) <= minor(lowest(Requirement(ours)))
     }
@@ -168,7 +170,7 @@ def test_a_development_version_is_required_as_itself_and_a_release_by_its_minor(
     "path",
     [
         *(p / "pyproject.toml" for p in PLUGINS),
-        ROOT / "core/modelplug/template/modelplug-acme/pyproject.toml",
+        ROOT / "core/modelplug/cli/template/modelplug-acme/pyproject.toml",
         ROOT / "docs/writing-a-provider.md",
     ],
     ids=lambda p: str(p.relative_to(ROOT)),
@@ -178,11 +180,24 @@ def test_every_requirement_on_core_is_what_bump_version_sets(path: Path) -> None
     assert bump_version().with_requirements(text, CORE["version"]) == text
 
 
-@pytest.mark.parametrize("directory", PLUGINS, ids=lambda d: d.name)
+@pytest.mark.parametrize(
+    "directory", [p for p in PLUGINS if p.name != "modelplug-kit"], ids=lambda d: d.name
+)
 def test_every_plugin_has_a_test_extra_and_its_entry_point(directory: Path) -> None:
     meta = project(directory)
     assert any(r.startswith("pytest") for r in meta["optional-dependencies"]["test"])
     assert meta["entry-points"]["modelplug"] == {meta["name"]: meta["name"].replace("-", "_")}
+
+
+def test_the_kit_is_a_library_not_a_plugin() -> None:
+    # Installing the kit adds no hooks: only the plugins that build on it do. Its
+    # pytest fixtures (wire_server) come through pytest11.
+    meta = project(ROOT / "plugins/modelplug-kit")
+    assert "modelplug" not in meta["entry-points"]
+    assert meta["entry-points"]["pytest11"] == {
+        "modelplug-kit": "modelplug_kit.testing.pytest_plugin"
+    }
+    assert any(r.startswith("pytest") for r in meta["optional-dependencies"]["test"])
 
 
 @pytest.mark.parametrize("directory", [d for d, _ in DISTRIBUTIONS], ids=lambda d: d.name)

@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 import pytest
-from modelplug import hookimpl
+from modelplug import as_request, hookimpl
 from modelplug.client.client import Client
 from modelplug.contract.errors import ErrorClass, ModelError
 from modelplug.contract.settings import Settings
@@ -120,7 +120,7 @@ def test_modelplug_stream_wrapper_wraps_the_provider_iterator(make_client: Any) 
     assert isinstance(events[0], Notice)
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["LAB:", "QUIET"]
     # Excluding the wrapper gives the bare provider stream (how policies avoid nesting).
-    bare = client.open_stream(client.resolve("lab/m"), Request.coerce("x"), exclude=[shouter])
+    bare = client.open_stream(client.resolve("lab/m"), as_request("x"), exclude=[shouter])
     import asyncio
 
     async def collect() -> list[Event]:

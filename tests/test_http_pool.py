@@ -21,7 +21,8 @@ from modelplug.contract.types import (
     Route,
     TextDelta,
 )
-from modelplug.host.http_options import HTTPOptions, http_limits, http_options
+from modelplug.host.http_options import HTTPOptions, http_options
+from modelplug_kit import http_limits
 
 
 class HeldOpen:

@@ -205,7 +205,7 @@ def test_a_write_waits_for_another_thread_s_transaction_without_holding_the_loop
 ANOTHER_PROCESS_ADDS = """
 import sys
 from pathlib import Path
-from modelplug.policy import LocalDB
+from modelplug_kit import LocalDB
 db = LocalDB(Path(sys.argv[1]), sys.argv[2])
 db.write_now(lambda c: c.execute("UPDATE n SET v = v + 1 WHERE k = 'a'"))
 db.close()

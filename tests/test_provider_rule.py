@@ -100,7 +100,7 @@ def test_declaring_names_instead_of_providers_is_a_clear_error(make_client: Any)
 
     client = make_client(Old())
 
-    with pytest.raises(TypeError, match=r"return modelplug\.plugin\.Provider records"):
+    with pytest.raises(TypeError, match=r"return modelplug\.Provider records"):
         client.providers()
 
 

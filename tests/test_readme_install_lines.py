@@ -218,13 +218,12 @@ def test_a_misspelt_name_or_missing_path_is_refused_even_when_marked() -> None:
 def test_a_path_without_core_or_its_siblings_is_refused() -> None:
     assert check("pip install ./plugins/modelplug-redis") == [
         "modelplug-redis requires modelplug: install it by path too",
-        "modelplug-redis requires modelplug-fallback: install it by path too",
-        "modelplug-redis requires modelplug-limits: install it by path too",
+        "modelplug-redis requires modelplug-kit: install it by path too",
     ]
-    everything = "pip install . ./plugins/modelplug-fallback ./plugins/modelplug-limits ./plugins/modelplug-redis"
+    everything = "pip install . ./plugins/modelplug-kit ./plugins/modelplug-redis"
     assert check(everything) == []
     # An extra's siblings count too: the limits tests need the fallback plugin.
-    assert check("pip install ./ './plugins/modelplug-limits[test]'") == [
+    assert check("pip install ./ ./plugins/modelplug-kit './plugins/modelplug-limits[test]'") == [
         "modelplug-limits requires modelplug-fallback: install it by path too"
     ]
 
@@ -238,8 +237,14 @@ def test_options_and_third_party_packages_are_not_distributions() -> None:
         "./plugins/modelplug-ollama",
         "google-genai",
     ]
-    assert check("pip install --upgrade . './plugins/modelplug-gemini[vertex]' google-genai") == []
-    assert check("pip install . './plugins/modelplug-gemini[nope]'") == [
+    assert (
+        check(
+            "pip install --upgrade . ./plugins/modelplug-kit "
+            "'./plugins/modelplug-gemini[vertex]' google-genai"
+        )
+        == []
+    )
+    assert check("pip install . ./plugins/modelplug-kit './plugins/modelplug-gemini[nope]'") == [
         "modelplug-gemini has no extra ['nope']"
     ]
 

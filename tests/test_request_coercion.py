@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import pytest
+from modelplug import as_request, to_openai_messages
 from modelplug.contract.errors import RequestError
 from modelplug.contract.types import ImageBlock, Request, TextBlock, ToolResultBlock, ToolUseBlock
 
 
 def test_plain_string_prompt_becomes_one_user_message() -> None:
-    request = Request.coerce("hi there")
+    request = as_request("hi there")
     assert [m.role for m in request.messages] == ["user"]
     assert request.messages[0].content == [TextBlock(text="hi there")]
 
 
 def test_openai_messages_convert_exactly() -> None:
-    request = Request.coerce(
+    request = as_request(
         [
             {"role": "system", "content": "Be brief."},
             {"role": "user", "content": "weather in Paris and Rome?"},
@@ -76,11 +77,11 @@ def test_openai_round_trip_keeps_the_conversation() -> None:
         },
         {"role": "tool", "tool_call_id": "c1", "content": "done"},
     ]
-    assert Request.coerce(original, tools=[{"name": "f"}]).to_openai_messages() == original
+    assert to_openai_messages(as_request(original, tools=[{"name": "f"}])) == original
 
 
 def test_a_dict_of_request_fields_is_accepted() -> None:
-    request = Request.coerce(
+    request = as_request(
         {"system": "S", "messages": [{"role": "user", "content": "x"}], "max_tokens": 5}
     )
     assert request.system == "S" and request.max_tokens == 5
@@ -88,7 +89,7 @@ def test_a_dict_of_request_fields_is_accepted() -> None:
 
 def test_tool_result_without_matching_tool_use_is_rejected_before_any_call() -> None:
     with pytest.raises(ValueError, match="no matching tool_use"):
-        Request.coerce(
+        as_request(
             [
                 {
                     "role": "user",
@@ -105,7 +106,7 @@ def test_tool_choice_must_name_a_tool_of_the_request() -> None:
 
 def test_unknown_role_names_the_message() -> None:
     with pytest.raises(ValueError, match=r"messages\[0\]: unknown role 'robot'"):
-        Request.coerce([{"role": "robot", "content": "x"}])
+        as_request([{"role": "robot", "content": "x"}])
 
 
 def test_client_rejects_an_invalid_request_without_calling_the_model(

@@ -168,7 +168,7 @@ def test_credentials_file_must_be_private(
     credentials = modelplug_config_dir / "credentials.toml"
     credentials.write_text('LAB_KEY = "from-credentials-file-123"\n')
     os.chmod(credentials, 0o644)
-    from modelplug import settings as settings_module
+    from modelplug.contract import settings as settings_module
 
     settings_module._credentials_cache.clear()
     settings, _ = load()

@@ -11,6 +11,7 @@ from modelplug import (
     OutputTruncatedError,
     OutputValidationError,
     RequestError,
+    as_request,
     hookimpl,
 )
 from modelplug.contract.types import Notice, Request, Usage
@@ -156,7 +157,7 @@ def test_the_echo_model_answers_structured_requests(make_client: Any) -> None:
 
 
 def test_a_request_with_a_schema_round_trips_through_json() -> None:
-    request = Request.coerce("hi", output_schema=City)
+    request = as_request("hi", output_schema=City)
     again = Request.model_validate_json(request.model_dump_json())
     assert again.output_schema is not None
     assert again.output_schema.json_schema == City.model_json_schema()

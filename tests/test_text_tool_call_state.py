@@ -79,4 +79,4 @@ def test_held_text_is_the_one_place_that_calls_the_hook() -> None:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Attribute) and node.attr == "modelplug_parse_text_tool_calls":
                 callers.append(path.relative_to(ROOT).as_posix())
-    assert callers == ["core/modelplug/client/held_text.py"]
+    assert callers == ["core/modelplug/contract/held_text.py"]

@@ -12,8 +12,8 @@ mypy_api = pytest.importorskip("mypy.api")
 
 BAD_PLUGIN = textwrap.dedent(
     """
-    from modelplug.plugin import ErrorClass, Provider, Route, hookimpl
-    from modelplug.contract.types import Usage
+    from modelplug import ErrorClass, Provider, Route, hookimpl
+    from modelplug_kit import usage_from_openai
 
     route = Route(provider=7, model="m")
     error = ErrorClass(kind="exploded")
@@ -59,7 +59,7 @@ def test_the_readme_adapter_shape_passes_the_type_check(tmp_path: Path, cache: P
         from collections.abc import AsyncIterator
 
         from modelplug import Client, Route, hookimpl
-        from modelplug.contract.types import Done, Event, Message, Request, Response, TextBlock, TextDelta
+        from modelplug import Done, Event, Message, Request, Response, TextBlock, TextDelta
 
 
         @hookimpl

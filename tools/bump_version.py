@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 VERSION = re.compile(r"^\d+\.\d+\.\d+(\.dev\d+)?$")
-TEMPLATE = ROOT / "core" / "modelplug" / "template" / "modelplug-acme" / "pyproject.toml"
+TEMPLATE = ROOT / "core" / "modelplug" / "cli" / "template" / "modelplug-acme" / "pyproject.toml"
 GUIDE = ROOT / "docs" / "writing-a-provider.md"  # shows the template's pyproject.toml
 
 

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from modelplug.builtin.classify import retry_after_of as retry_after_of
     from modelplug.client.calls import EventCallback as EventCallback
     from modelplug.client.client import Client as Client
+    from modelplug.client.conversation import as_request as as_request
+    from modelplug.client.conversation import to_openai_messages as to_openai_messages
     from modelplug.client.splice import Offer as Offer
     from modelplug.client.splice import Splice as Splice
     from modelplug.client.splice import SpliceReader as SpliceReader
@@ -124,6 +126,8 @@ EXPORTS = {
     "retry_after_of": "modelplug.builtin.classify",
     "Client": "modelplug.client.client",
     "EventCallback": "modelplug.client.calls",
+    "as_request": "modelplug.client.conversation",
+    "to_openai_messages": "modelplug.client.conversation",
     "HeldText": "modelplug.contract.held_text",
     "Offer": "modelplug.client.splice",
     "Splice": "modelplug.client.splice",

@@ -22,15 +22,10 @@ from pathlib import Path
 from typing import TextIO
 
 from modelplug.cli import chat, config, embed, models, new_plugin, plugins, resolve, trust
+from modelplug.cli.exit_code import exit_code
 from modelplug.cli.trust import add_trusted_project
 from modelplug.client.client import Client
-from modelplug.contract.errors import (
-    ConfigError,
-    MissingKeyError,
-    ModelplugError,
-    RequestError,
-    UnknownProviderError,
-)
+from modelplug.contract.errors import ModelplugError
 from modelplug.contract.secrets import redact
 from modelplug.contract.settings import ModelplugWarning
 from modelplug.host.settings import load_settings
@@ -120,14 +115,6 @@ def _main(args_list: list[str]) -> int:
             client.close()
         except RuntimeError:
             pass
-
-
-def exit_code(error: ModelplugError) -> int:
-    """The CLI's one rule: 2 when what you gave is wrong (the command line, a settings
-    file, the spec, the request, a missing key) and you must change it; 1 when the call
-    itself failed (the model or provider answered with an error, or a plugin broke)."""
-    wrong_input = (ConfigError, RequestError, MissingKeyError, UnknownProviderError)
-    return 2 if isinstance(error, wrong_input) else 1
 
 
 def _show_warning(

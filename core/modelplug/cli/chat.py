@@ -214,7 +214,7 @@ def _interactive(turns: Turns) -> int:
             print("\nmodelplug: reply stopped", file=sys.stderr)
         except ModelplugError as exc:
             # One failed turn is not the end of the chat: the next line may try again.
-            from modelplug.cli import exit_code
+            from modelplug.cli.exit_code import exit_code
 
             print(f"modelplug: {exc}", file=sys.stderr)
             code = exit_code(exc)

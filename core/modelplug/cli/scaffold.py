@@ -1,7 +1,7 @@
 """``modelplug new-plugin NAME``: a provider plugin to start from, tests included.
 
 It copies the plugin that docs/writing-a-provider.md walks through (the Acme chat API,
-kept in ``modelplug/template/modelplug-acme``) under the new name: a distribution with
+kept in ``modelplug/cli/template/modelplug-acme``) under the new name: a distribution with
 its entry point, the hook implementations on the kit's HTTP path, a recording, the
 conformance suite and a tool-call test, all passing before the first edit. The author
 then changes the request body and the event reader to their API's.

@@ -83,7 +83,9 @@ def coerce_request(
             {name: value for name, value in fields.items() if name != "messages"},
         )
     try:
-        return Request.coerce(request if request is not None else "", **fields)
+        from modelplug.client.conversation import as_request
+
+        return as_request(request if request is not None else "", **fields)
     except ValidationError as exc:
         problems = "; ".join(_problem(error) for error in exc.errors())
         raise RequestError(f"invalid request: {problems}") from None

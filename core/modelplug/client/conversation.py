@@ -1,46 +1,64 @@
-"""OpenAI-style message dicts to and from the neutral model.
+"""What a caller passes as a conversation, made a Request.
 
-``Request.coerce`` accepts Chat Completions messages (``system``, ``user`` with
-``image_url`` parts, ``assistant`` with ``tool_calls``, ``tool``) and converts them
-exactly; ``Request.to_openai_messages`` goes the other way. Apart from types.py so that
-the neutral model reads as a list of types.
+:func:`as_request` takes a string, a Request, a dict of Request fields, or a list of
+messages: neutral Messages or OpenAI-style dicts, the shape most callers already hold
+(``system``, ``user`` with ``image_url`` parts, ``assistant`` with ``tool_calls``,
+``tool``), converted exactly; :func:`to_openai_messages` goes the other way. This is the
+client's reading of its caller, not a provider's wire format: the contract's types know
+no vendor's shape.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from modelplug.contract.types import (
     ImageBlock,
     Message,
+    Request,
+    RequestLike,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
     new_tool_use_id,
 )
 
-if TYPE_CHECKING:
-    from modelplug.contract.types import Request
-
-__all__ = ["from_openai_messages", "is_openai_style", "to_openai_messages"]
+__all__ = ["as_request", "from_openai_messages", "to_openai_messages"]
 
 
-def is_openai_style(value: Any) -> bool:
-    if not isinstance(value, Mapping):
-        return False
-    role = value.get("role")
-    if role in ("system", "tool", "developer"):
-        return True
-    if "tool_calls" in value or "tool_call_id" in value:
-        return True
-    content = value.get("content")
-    if isinstance(content, list):
-        return any(
-            isinstance(p, Mapping) and p.get("type") in ("image_url", "input_text") for p in content
-        )
-    return False
+def as_request(value: RequestLike, **fields: Any) -> Request:
+    """Turn what a caller passed into a Request.
+
+    - a string: one user message;
+    - a list of OpenAI-style dicts or Messages: the conversation (a ``system`` role
+      message becomes ``Request.system``);
+    - a dict: the fields of a Request (its ``messages`` may be OpenAI-style);
+    - a Request: itself (copied with ``fields`` applied).
+    """
+    if isinstance(value, Request):
+        return value.model_copy(update=fields) if fields else value
+    if isinstance(value, str):
+        return Request(messages=[Message(role="user", content=[TextBlock(text=value)])], **fields)
+    if isinstance(value, Mapping):
+        data = dict(value)
+        if "messages" in data and isinstance(data["messages"], list):
+            system, messages = from_openai_messages(data["messages"])
+            data["messages"] = messages
+            if system:
+                data["system"] = "\n\n".join(p for p in (data.get("system"), system) if p)
+        data.update(fields)
+        return Request.model_validate(data)
+    if isinstance(value, Iterable):
+        system, messages = from_openai_messages(list(value))
+        if system and "system" not in fields:
+            fields["system"] = system
+        return Request(messages=messages, **fields)
+    raise TypeError(
+        f"cannot build a Request from {type(value).__name__}; pass a string, a list "
+        "of messages, a dict of Request fields or a Request"
+    )
 
 
 def _openai_parts(content: Any, where: str) -> list[TextBlock | ImageBlock]:
@@ -153,6 +171,8 @@ _NEUTRAL_TYPES = {"text", "thinking", "tool_use", "tool_result", "image", "opaqu
 
 
 def to_openai_messages(request: Request) -> list[dict[str, Any]]:
+    """``request``'s conversation as OpenAI Chat Completions messages (its ``system``
+    first), for tools and logs that speak that shape: :func:`as_request` reads it back."""
     out: list[dict[str, Any]] = []
     if request.system:
         out.append({"role": "system", "content": request.system})

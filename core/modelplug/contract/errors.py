@@ -102,6 +102,10 @@ class ErrorClass:
 class ModelplugError(Exception):
     """Base of every modelplug exception. The message is redacted of known secrets."""
 
+    # Its message is redacted when made, so secrets.clean_exception keeps it as it is
+    # (the mark secrets' own stand-ins carry).
+    _modelplug_redacted = True
+
     def __init__(self, message: str) -> None:
         super().__init__(redact(message))
 

@@ -11,14 +11,27 @@ so a reader can resume where it stopped instead of re-reading the text.
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from modelplug.contract.types import ParsedText, ToolSpec, ToolUseBlock
 
-if TYPE_CHECKING:
-    from modelplug.contract.hook_types import HookRelay
+__all__ = ["HeldText", "TextCallHook"]
 
-__all__ = ["HeldText"]
+
+class TextCallHook(Protocol):
+    """The one hook HeldText calls (the plugin manager's hook relay has it)."""
+
+    def modelplug_parse_text_tool_calls(
+        self,
+        *,
+        text: str,
+        tools: list[ToolSpec],
+        mode: str,
+        final: bool,
+        state: dict[str, Any] | None,
+    ) -> ParsedText | None:
+        """The text tool calls readers find in ``text``; see the hook's spec."""
+        ...
 
 
 class HeldText:
@@ -29,7 +42,7 @@ class HeldText:
     :param mode: the model's text-tool-call mode (``whole``, ``lines``, ``off``, ...).
     """
 
-    def __init__(self, hook: HookRelay, tools: list[ToolSpec], mode: str | None) -> None:
+    def __init__(self, hook: TextCallHook, tools: list[ToolSpec], mode: str | None) -> None:
         self._hook = hook
         self._tools = tools
         self._mode = mode or "whole"

@@ -272,7 +272,7 @@ def clean_exception(error: BaseException) -> BaseException:
 
 
 def _clean_link(link: BaseException | None) -> BaseException | None:
-    if link is None or getattr(type(link), "_modelplug_redacted", False) or _is_own(link):
+    if link is None or getattr(type(link), "_modelplug_redacted", False):
         return link
     stand_in = _stand_in(link)
     stand_in.__traceback__ = link.__traceback__
@@ -280,12 +280,6 @@ def _clean_link(link: BaseException | None) -> BaseException | None:
     stand_in.__context__ = link.__context__
     stand_in.__suppress_context__ = link.__suppress_context__
     return stand_in
-
-
-def _is_own(error: BaseException) -> bool:
-    from modelplug.contract.errors import ModelplugError
-
-    return isinstance(error, ModelplugError)
 
 
 def _clean_record(record: logging.LogRecord) -> None:

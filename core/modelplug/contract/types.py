@@ -316,7 +316,7 @@ class OutputSchema(_Model):
 
 class Request(_Model):
     """What to ask the model. Take one from a string, OpenAI-style dicts or a Request
-    with :meth:`Request.coerce`.
+    with :func:`modelplug.as_request`.
 
     Validation happens here, before any network call: every ``tool_result`` must answer
     a ``tool_use`` of the assistant message right before it.
@@ -349,21 +349,6 @@ class Request(_Model):
         if isinstance(value, Mapping) and "json_schema" in value:
             return value  # an OutputSchema as stored in JSON
         return OutputSchema.of(value)
-
-    @field_validator("messages", mode="before")
-    @classmethod
-    def _accept_openai_dicts(cls, value: Any) -> Any:
-        from modelplug.client.conversation import from_openai_messages, is_openai_style
-
-        if isinstance(value, list) and any(is_openai_style(m) for m in value):
-            system, messages = from_openai_messages(value)
-            if system:
-                raise ValueError(
-                    "a system message inside 'messages' needs Request.coerce(...) or the "
-                    "'system' field; pass the list to Request.coerce to convert it"
-                )
-            return messages
-        return value
 
     @model_validator(mode="after")
     def _check_conversation(self) -> Request:
@@ -402,47 +387,6 @@ class Request(_Model):
                 f"request's tools ({', '.join(tool_names) or 'none'})"
             )
         return self
-
-    @classmethod
-    def coerce(cls, value: RequestLike, **fields: Any) -> Request:
-        """Turn what a caller passed into a Request.
-
-        - a string: one user message;
-        - a list of OpenAI-style dicts or Messages: the conversation (a ``system`` role
-          message becomes ``Request.system``);
-        - a dict: the fields of a Request (its ``messages`` may be OpenAI-style);
-        - a Request: itself (copied with ``fields`` applied).
-        """
-        from modelplug.client.conversation import from_openai_messages
-
-        if isinstance(value, Request):
-            return value.model_copy(update=fields) if fields else value
-        if isinstance(value, str):
-            return cls(messages=[Message(role="user", content=[TextBlock(text=value)])], **fields)
-        if isinstance(value, Mapping):
-            data = dict(value)
-            if "messages" in data and isinstance(data["messages"], list):
-                system, messages = from_openai_messages(data["messages"])
-                data["messages"] = messages
-                if system:
-                    data["system"] = "\n\n".join(p for p in (data.get("system"), system) if p)
-            data.update(fields)
-            return cls.model_validate(data)
-        if isinstance(value, Iterable):
-            system, messages = from_openai_messages(list(value))
-            if system and "system" not in fields:
-                fields["system"] = system
-            return cls(messages=messages, **fields)
-        raise TypeError(
-            f"cannot build a Request from {type(value).__name__}; pass a string, a list "
-            "of messages, a dict of Request fields or a Request"
-        )
-
-    def to_openai_messages(self) -> list[dict[str, Any]]:
-        """The conversation as OpenAI Chat Completions messages (for tools and logs)."""
-        from modelplug.client.conversation import to_openai_messages
-
-        return to_openai_messages(self)
 
 
 RequestLike: TypeAlias = "str | Request | Mapping[str, Any] | Iterable[Message | Mapping[str, Any]]"

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from modelplug.contract.context import CallContext
     from modelplug.contract.hook_types import HookRelay
 
-__all__ = ["PluginHost", "PluginInfo", "find_policies", "hookimpl"]
+__all__ = ["PluginHost", "PluginInfo", "find_policies"]
 
 
 Source = Literal["builtin", "entry point", "local", "explicit"]

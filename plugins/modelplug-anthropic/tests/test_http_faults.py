@@ -162,7 +162,7 @@ import sys
 from pathlib import Path
 import modelplug_anthropic
 from modelplug.client.client import Client
-from modelplug.testing import WireServer
+from modelplug_kit.testing import WireServer
 
 with WireServer() as server:
     server.add_file({str(recording("text.sse"))!r})

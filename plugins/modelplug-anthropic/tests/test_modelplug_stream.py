@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from modelplug import Client, MissingKeyError, ModelError
+from modelplug import Client, MissingKeyError, ModelError, as_request
 from modelplug.contract.types import (
     Done,
     Message,
@@ -368,7 +368,7 @@ def test_modelplug_stream_abort_closes_the_request(
         HTTP.shared(client).http.event_hooks["response"].append(keep)
         seen: list[object] = []
         route = client.resolve("anthropic/claude-sonnet-4-6")
-        stream = client.open_stream(route, Request.coerce("hi"))
+        stream = client.open_stream(route, as_request("hi"))
         async for event in stream:
             seen.append(event)
             if isinstance(event, TextDelta):

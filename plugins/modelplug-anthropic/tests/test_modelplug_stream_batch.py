@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from modelplug import Client, ModelError
-from modelplug.contract.types import Done, Notice, Request, TextDelta
+from modelplug import Client, ModelError, as_request
+from modelplug.contract.types import Done, Notice, TextDelta
 from modelplug_anthropic import batch as batch_module
 from modelplug_kit.testing import WireServer, load_recording
 
@@ -154,7 +154,7 @@ def test_modelplug_stream_batch_abort_cancels_the_batch(
 
     async def first_notice_then_abort() -> Notice:
         # The provider's own iterator, closed the way a caller's abort closes it.
-        stream = client.open_stream(client.resolve(SPEC), Request.coerce("hi"))
+        stream = client.open_stream(client.resolve(SPEC), as_request("hi"))
         first = await stream.__anext__()
         await stream.aclose()
         await client.aclose()

@@ -15,7 +15,7 @@ from typing import Any
 import httpx2
 import modelplug_anthropic
 import pytest
-from modelplug import Client
+from modelplug import Client, as_request
 from modelplug.contract.types import (
     ImageBlock,
     Message,
@@ -35,7 +35,7 @@ Recording = Callable[[str], Path]
 PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 REQUESTS = {
-    "plain": ("claude-sonnet-4-6", Request.coerce("Say hello")),
+    "plain": ("claude-sonnet-4-6", as_request("Say hello")),
     "everything": (
         "claude-opus-4-6",
         Request(

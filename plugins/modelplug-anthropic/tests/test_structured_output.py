@@ -3,8 +3,8 @@ forced tool (core's tool mode) elsewhere, and a forced tool never sent with thin
 
 from __future__ import annotations
 
-from modelplug import Settings
-from modelplug.contract.types import OutputSchema, Request, Route, ThinkingRequest, ToolSpec
+from modelplug import Settings, as_request
+from modelplug.contract.types import OutputSchema, Route, ThinkingRequest, ToolSpec
 from modelplug_anthropic.mapping import to_wire_params
 from modelplug_anthropic.routes import resolve
 
@@ -26,7 +26,7 @@ def test_models_with_structured_outputs_are_native_and_older_ones_use_a_tool() -
 
 
 def test_native_mode_puts_the_schema_in_output_config_beside_the_effort() -> None:
-    request = Request.coerce(
+    request = as_request(
         "hi",
         output_schema=OutputSchema(json_schema=SCHEMA),
         thinking=ThinkingRequest(effort="low"),
@@ -40,7 +40,7 @@ def test_native_mode_puts_the_schema_in_output_config_beside_the_effort() -> Non
 
 
 def test_a_forced_tool_goes_without_thinking() -> None:
-    request = Request.coerce(
+    request = as_request(
         "hi",
         tools=[ToolSpec(name="output", input_schema=SCHEMA)],
         tool_choice="output",

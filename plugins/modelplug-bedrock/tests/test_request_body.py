@@ -9,7 +9,7 @@ import json
 import pytest
 from botocore.session import get_session
 from botocore.validate import ParamValidator
-from modelplug import ModelplugError, RequestError
+from modelplug import ModelplugError, RequestError, as_request
 from modelplug.contract.types import (
     ImageBlock,
     Message,
@@ -160,7 +160,7 @@ def test_thinking_asks_claude_for_its_budget(client, bedrock, wire_server):
         client,
         bedrock,
         wire_server,
-        Request.coerce("hi").model_copy(update={"thinking": ThinkingRequest(budget_tokens=2000)}),
+        as_request("hi").model_copy(update={"thinking": ThinkingRequest(budget_tokens=2000)}),
     )
     validate(body)
     assert body["additionalModelRequestFields"]["thinking"] == {

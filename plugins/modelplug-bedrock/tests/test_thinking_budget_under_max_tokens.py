@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplug.contract.types import Notice, Request, ThinkingRequest
+from modelplug import as_request
+from modelplug.contract.types import Notice, ThinkingRequest
 
 CLAUDE = "us.anthropic.claude-sonnet-4-6-v1:0"
 
@@ -18,9 +19,7 @@ def sent(
     """The body the server received and the thinking-budget notices the caller heard."""
     bedrock.serve(bedrock.recorded("text.eventstream"), model=CLAUDE.replace(":", "%3A"))
     notices: list[Notice] = []
-    request = Request.coerce("hi").model_copy(
-        update={"max_tokens": max_tokens, "thinking": thinking}
-    )
+    request = as_request("hi").model_copy(update={"max_tokens": max_tokens, "thinking": thinking})
     response = client().complete(
         f"bedrock/{CLAUDE}",
         request,

@@ -9,11 +9,12 @@ from typing import Any
 
 import modelplug_fallback
 import pytest
-from modelplug import ConfigError, NoProviderError, hookimpl
-from modelplug.contract.types import Endpoint, Notice, Request
+from modelplug import ConfigError, NoProviderError, as_request, hookimpl
+from modelplug.contract.types import Endpoint, Notice
 from modelplug.testing import FakeModel, text
 from modelplug_fallback.options import load_options
-from modelplug_fallback.policy import FallbackPolicy, default_policy, policies_on
+from modelplug_fallback.policy import FallbackPolicy, default_policy
+from modelplug_fallback.policy_protocol import policies_on
 
 
 def notice_list(client: Any, spec: str) -> tuple[Any, list[Notice]]:
@@ -111,7 +112,7 @@ def test_modelplug_stream_returns_none_when_no_provider_serves_the_route(
     route = dataclasses.replace(client.resolve("a/m"), endpoint=Endpoint(type="ghost"))
 
     with pytest.raises(NoProviderError):
-        client.open_stream(route, Request.coerce("hi"))
+        client.open_stream(route, as_request("hi"))
 
 
 def test_modelplug_stream_warns_of_a_misspelt_setting_by_name(client_with: Any) -> None:
@@ -222,10 +223,9 @@ def test_modelplug_stream_builds_nothing_for_a_failure_on_a_success(
     client_with: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import modelplug_fallback.attempts as attempts_module
-    import modelplug_fallback.policy as policy_module
 
     monkeypatch.setattr(attempts_module, "Candidates", FailsLoudly)
-    monkeypatch.setattr(policy_module, "policies_on", FailsLoudly)
+    monkeypatch.setattr(attempts_module, "policies_on", FailsLoudly)
     config = {"fallbacks": {"fake/m": ["nowhere/x", "fake/backup"]}}
     client = client_with(FakeModel([text("one"), text("two")]), config=config)
 

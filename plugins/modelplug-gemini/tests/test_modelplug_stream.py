@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from modelplug import Done, ModelError, Request, TextDelta, ThinkingDelta, ToolCallStart
+from modelplug import Done, ModelError, TextDelta, ThinkingDelta, ToolCallStart, as_request
 from modelplug.client.client import Client
 from modelplug.contract.types import OpaqueBlock, TextBlock, ThinkingBlock, ToolSpec, ToolUseBlock
 from modelplug_kit.testing import WireServer
@@ -276,7 +276,7 @@ def test_modelplug_stream_sync_facade(
 ) -> None:
     wire_server.add_file(recorded("tool_answer.sse"))
     response = gemini_client().complete(
-        "gemini/gemini-3-flash-preview", Request.coerce("5 times 3?")
+        "gemini/gemini-3-flash-preview", as_request("5 times 3?")
     )
     assert response.text == "5 times 3 is 15."
     assert (response.usage.input, response.usage.output) == (121, 9)

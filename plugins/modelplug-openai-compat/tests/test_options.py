@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
+import modelplug
 import pytest
-from modelplug import ConfigError, ModelplugWarning, options
+from modelplug import ConfigError, ModelplugWarning
 from modelplug_openai_compat import http
 
 ANSWER = [{"choices": [{"delta": {"content": "ok"}, "finish_reason": "stop"}]}]
@@ -38,14 +39,14 @@ def test_an_unknown_option_is_a_warning_naming_the_known_ones(compat, wire_serve
 
 def test_options_are_read_once_per_client_and_used(compat, wire_server, monkeypatch):
     reads = []
-    real = options.read_options
+    real = modelplug.read_options
 
     def counting(settings, section, record, **kwargs):
         if section == "openai-compat":
             reads.append(settings)
         return real(settings, section, record, **kwargs)
 
-    monkeypatch.setattr(options, "read_options", counting)
+    monkeypatch.setattr(modelplug, "read_options", counting)
     client = compat({"openai-compat": {"read_timeout": 12}})
 
     async def three_calls_then_close():

@@ -3,7 +3,8 @@ way it takes it."""
 
 from __future__ import annotations
 
-from modelplug.contract.types import Endpoint, OutputSchema, Request, Route
+from modelplug import as_request
+from modelplug.contract.types import Endpoint, OutputSchema, Route
 from modelplug_openai_compat.request import build_body
 
 SCHEMA = {
@@ -21,7 +22,7 @@ def body_for(server: str, schema: dict = SCHEMA) -> dict:  # type: ignore[type-a
             type="openai-compatible", base_url="http://127.0.0.1:1/v1", server=server
         ),
     )
-    request = Request.coerce("hi", output_schema=OutputSchema(name="City", json_schema=schema))
+    request = as_request("hi", output_schema=OutputSchema(name="City", json_schema=schema))
     return build_body(request, route)
 
 

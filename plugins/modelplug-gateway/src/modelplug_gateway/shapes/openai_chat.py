@@ -1,6 +1,6 @@
 """OpenAI Chat Completions: ``POST /v1/chat/completions`` bodies, answers and chunks.
 
-Messages are read by core's own OpenAI reader (the same one ``Request.coerce`` uses),
+Messages are read by core's own OpenAI reader (the same one ``modelplug.as_request`` uses),
 so a conversation means the same thing through the gateway as in a library call."""
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class OpenAIChat:
     # ---------------------------------------------------------------- request
 
     def parse(self, body: dict[str, Any]) -> Parsed:
-        from modelplug import Request
+        from modelplug import as_request
 
         unknown = [k for k in body if k not in _READ and k not in _IGNORED]
         if unknown:
@@ -115,7 +115,7 @@ class OpenAIChat:
                 )
             fields["thinking"] = {"enabled": False} if effort == "none" else {"effort": effort}
         try:
-            request = Request.coerce(fields)
+            request = as_request(fields)
         except ValueError as exc:  # pydantic's ValidationError and the message reader's
             raise ShapeError(_first_line(exc)) from None
         stream = body.get("stream") is True

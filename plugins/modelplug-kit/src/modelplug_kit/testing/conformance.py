@@ -18,7 +18,7 @@ with ``Test`` for pytest to collect it) and declare your wire::
     from pathlib import Path
 
     import modelplug_acme
-    from modelplug.testing import ProviderConformance, Recording
+    from modelplug_kit.testing import ProviderConformance, Recording
 
     RECORDINGS = Path(__file__).parent / "recordings"
 

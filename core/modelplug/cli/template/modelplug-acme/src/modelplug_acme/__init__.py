@@ -52,7 +52,9 @@ def modelplug_resolve(spec: str, settings: Settings, provider_type: str | None) 
 
 
 @hookimpl
-def modelplug_stream(route: Route, request: Request, client: CallContext) -> AsyncIterator[Event] | None:
+def modelplug_stream(
+    route: Route, request: Request, client: CallContext
+) -> AsyncIterator[Event] | None:
     if route.endpoint.type != TYPE:
         return None
     key = client.settings.api_key(route.endpoint.api_key_env, route.provider)
