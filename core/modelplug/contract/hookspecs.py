@@ -10,8 +10,12 @@ name: a user's ``[providers.work] type = "anthropic"`` reaches the anthropic plu
 When two plugins declare the same provider name, core decides which type it has (see
 :func:`modelplug_providers`) and passes it to :func:`modelplug_resolve`.
 
-Everything a plugin needs besides these specs and :mod:`modelplug.contract.types` is in the
-plugin kit, :mod:`modelplug_kit`.
+A hook is never handed the concrete Client: an argument named ``client`` is the caller
+seen as a :class:`~modelplug.contract.context.CallContext` (settings, the shared HTTP
+clients, price and classify, and for policies the next stream), and each spec below says
+what it may use of it. A plugin imports what it needs from the top-level packages:
+``modelplug`` (these markers, the neutral types, routes, errors, settings) and, for a
+provider's plumbing, ``modelplug_kit``.
 """
 
 from __future__ import annotations
@@ -111,7 +115,9 @@ def modelplug_stream(
         ``client.settings.api_key(route.endpoint.api_key_env, route.provider)`` when the
         request is sent).
     :param request: the validated request.
-    :param client: the calling Client: settings, shared HTTP clients, the other hooks.
+    :param client: the calling client as a :class:`~modelplug.contract.context.CallContext`:
+        ``settings`` (keys, headers, the plugin's table), ``async_http`` (the shared HTTP
+        clients), ``price`` and ``classify``; a policy also ``open_stream`` and ``policies``.
     :return: an async iterator that yields TextDelta, ThinkingDelta, ToolCallStart and
         Notice events and then exactly one Done carrying the whole Response; or None
         when this plugin does not serve ``route.endpoint.type``. Errors are raised from
@@ -249,7 +255,7 @@ def modelplug_probe(route: Route, client: CallContext) -> Awaitable[ModelInfo] |
     ``modelplug resolve --probe`` is left out once a probe gave the context window.
 
     :param route: the route to probe.
-    :param client: the calling Client.
+    :param client: the calling client as a CallContext (``settings``, ``async_http``).
     :return: an awaitable of the ModelInfo the server reports, or None when this
         plugin cannot probe ``route`` (decide by ``route.endpoint.type`` and, for a
         generic type, ``route.endpoint.server``). A plain ``def``: an ``async def`` is
@@ -270,7 +276,7 @@ def modelplug_list_models(route: Route, client: CallContext) -> Awaitable[list[s
 
     :param route: a route of the provider to ask; only its endpoint (and the provider's
         key and headers) matter, its model is any.
-    :param client: the calling Client.
+    :param client: the calling client as a CallContext (``settings``, ``async_http``).
     :return: an awaitable of the model ids the server lists (without the provider name,
         as ``provider/<id>`` takes them), or None when this plugin cannot ask the route's
         server (decide by ``route.endpoint.type``). A failure to reach it raises the
@@ -292,7 +298,8 @@ def modelplug_cli_commands(
     ``fn(args, client) -> int`` returns the exit code.
 
     :param subparsers: the CLI's subparsers action.
-    :param client: the Client the CLI runs with.
+    :param client: the Client the CLI runs with (the whole Client: a command runs calls;
+        typed as the CallContext, whose ``settings`` is what most commands read).
     :return: None.
 
     .. versionadded:: 0.1
@@ -309,7 +316,8 @@ def modelplug_describe_route(route: Route, client: CallContext) -> Awaitable[dic
     how much of each is used. Every implementation is called.
 
     :param route: the resolved route.
-    :param client: the calling Client (its settings; the stores the policy reads).
+    :param client: the calling client as a CallContext (its ``settings``, where the
+        policy's stores are chosen).
     :return: None when nothing of this plugin applies to the route; else an awaitable
         (a policy's stores may be across the network) of one section,
         ``{"section": "fallback", "lines": ["chain: a/m -> b/m", ...], ...}``:
@@ -339,7 +347,7 @@ def modelplug_embed(
     :param request: the inputs in order, ``dimensions`` (None: the model's own size)
         and ``extra`` (provider fields the plugin documents; refuse unknown ones with a
         RequestError naming them).
-    :param client: the calling Client.
+    :param client: the calling client as a CallContext (``settings``, ``async_http``).
     :return: None when this plugin does not embed ``route.endpoint.type``; else an
         awaitable of :class:`~modelplug.Embeddings` with one vector per input, in the
         inputs' order, and ``usage.input`` as the server counted it (estimated, with
@@ -365,7 +373,8 @@ def modelplug_close(client: CallContext) -> None:
     repeat, and what it closed is opened again on its next use. A store that other
     clients of the process share may be closed too, on that rule. A plain ``def``.
 
-    :param client: the Client being closed.
+    :param client: the client being closed, as a CallContext (a store chosen for it is
+        found by its ``settings``).
     :return: None.
 
     .. versionadded:: 1.1

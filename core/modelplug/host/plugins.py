@@ -344,7 +344,7 @@ def find_policies(client: CallContext, kind: str) -> list[object]:
     registered its own FallbackPolicy, and to skip every policy of its kind when it
     re-opens a stream.
     """
-    return client.host.plugins_of_kind(kind)
+    return client.policies(kind)
 
 
 def _async_defs(pm: pluggy.PluginManager, plugin: object) -> list[str]:

@@ -275,9 +275,7 @@ def test_modelplug_stream_sync_facade(
     recorded: Callable[[str], Any], gemini_client: Callable[..., Client], wire_server: WireServer
 ) -> None:
     wire_server.add_file(recorded("tool_answer.sse"))
-    response = gemini_client().complete(
-        "gemini/gemini-3-flash-preview", as_request("5 times 3?")
-    )
+    response = gemini_client().complete("gemini/gemini-3-flash-preview", as_request("5 times 3?"))
     assert response.text == "5 times 3 is 15."
     assert (response.usage.input, response.usage.output) == (121, 9)
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from modelplug import hookimpl
 
 if TYPE_CHECKING:
-    from modelplug import Client, ErrorClass, Event, Provider, Request, Route, Settings
+    from modelplug import CallContext, ErrorClass, Event, Provider, Request, Route, Settings
 
 
 @hookimpl
@@ -32,7 +32,9 @@ def modelplug_providers(settings: Settings) -> list[Provider]:
 
 
 @hookimpl
-def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIterator[Event] | None:
+def modelplug_stream(
+    route: Route, request: Request, client: CallContext
+) -> AsyncIterator[Event] | None:
     from .routes import BATCH, STREAMING
 
     if route.endpoint.type not in (STREAMING, BATCH):

@@ -24,7 +24,7 @@ from .mapping import from_wire_message, to_wire_params
 from .options import cache_enabled
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
 
 __all__ = ["CUSTOM_ID", "PRICE_FACTOR", "TIMING", "BatchTiming", "stream_batch"]
 
@@ -113,7 +113,7 @@ def _raise_for(result: Any, batch_id: str) -> None:
 
 
 async def stream_batch(
-    route: Route, request: Request, client: Client, key: str | None
+    route: Route, request: Request, client: CallContext, key: str | None
 ) -> AsyncIterator[Event]:
     """One request through the Batch API; see the module docstring."""
     timing = TIMING

@@ -17,7 +17,7 @@ from .routes import settings_source
 
 if TYPE_CHECKING:
     import httpx2
-    from modelplug import Client, Route, Settings
+    from modelplug import CallContext, Route, Settings
 
     from .options import Options
 
@@ -32,12 +32,12 @@ def load_sdk() -> Any:
     return anthropic
 
 
-def shared(client: Client) -> Any:
+def shared(client: CallContext) -> Any:
     """The running loop's shared httpx2 client (``.http``) and options (``.options``)."""
     return HTTP.shared(client)
 
 
-def sdk_client(route: Route, client: Client, key: str | None) -> tuple[Any, Options]:
+def sdk_client(route: Route, client: CallContext, key: str | None) -> tuple[Any, Options]:
     """An AsyncAnthropic for ``route`` on the shared httpx2 client, and the options.
 
     The base URL is always passed, so the SDK never takes one from ANTHROPIC_BASE_URL:

@@ -33,7 +33,7 @@ from .options import cache_enabled
 from .reader import MessageReader, Problem, SplicedStream
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
     from modelplug_kit import Answer
 
 __all__ = ["encode_body", "stream_messages"]
@@ -48,7 +48,7 @@ def encode_body(params: dict[str, Any]) -> str:
 
 
 async def stream_messages(
-    route: Route, request: Request, client: Client, key: str | None
+    route: Route, request: Request, client: CallContext, key: str | None
 ) -> AsyncIterator[Event]:
     """Stream one request; see the module docstring."""
     options = HTTP.options(client)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from modelplug import hookimpl
 
 if TYPE_CHECKING:
-    from modelplug import Client, Event, Provider, Request, Route, Settings
+    from modelplug import CallContext, Event, Provider, Request, Route, Settings
 
 __all__ = ["modelplug_providers", "modelplug_resolve", "modelplug_stream"]
 
@@ -38,7 +38,9 @@ def modelplug_providers(settings: Settings) -> list[Provider]:
 
 
 @hookimpl
-def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIterator[Event] | None:
+def modelplug_stream(
+    route: Route, request: Request, client: CallContext
+) -> AsyncIterator[Event] | None:
     if route.endpoint.type != TYPE:
         return None
     from modelplug import register_secret

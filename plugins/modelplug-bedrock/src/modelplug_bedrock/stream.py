@@ -50,7 +50,7 @@ from .providers import base_url_for, region_for
 from .request import build_body
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
 
 __all__ = ["Frame", "Frames", "Reader", "stream_converse"]
 
@@ -376,7 +376,7 @@ def _usage(raw: Any) -> Usage | None:
 
 
 async def stream_converse(
-    route: Route, request: Request, client: Client, bearer: str | None
+    route: Route, request: Request, client: CallContext, bearer: str | None
 ) -> AsyncIterator[Event]:
     settings = client.settings
     options = HTTP.options(client)

@@ -22,7 +22,7 @@ from modelplug import find_policies, hookimpl
 if TYPE_CHECKING:
     import argparse
 
-    from modelplug import Client, Embeddings, EmbedRequest, Event, Request, Route
+    from modelplug import CallContext, Embeddings, EmbedRequest, Event, Request, Route
 
     from .cooldowns import SHARED
     from .policy import FallbackPolicy
@@ -60,7 +60,7 @@ def __getattr__(name: str) -> Any:
 
 @hookimpl(wrapper=True, tryfirst=True)
 def modelplug_stream(
-    route: Route, request: Request, client: Client
+    route: Route, request: Request, client: CallContext
 ) -> Generator[None, AsyncIterator[Event] | None, AsyncIterator[Event] | None]:
     """Retry, fall back and cool down around the provider's stream (see the README).
 
@@ -78,7 +78,7 @@ def modelplug_stream(
 
 @hookimpl(wrapper=True, tryfirst=True)
 def modelplug_embed(
-    route: Route, request: EmbedRequest, client: Client
+    route: Route, request: EmbedRequest, client: CallContext
 ) -> Generator[None, Awaitable[Embeddings] | None, Awaitable[Embeddings] | None]:
     """Retry, fall back and cool down around the provider's embedding call, as around
     a stream that failed before any output. A program's own FallbackPolicy applies
@@ -91,7 +91,7 @@ def modelplug_embed(
 
 
 @hookimpl
-def modelplug_close(client: Client) -> None:
+def modelplug_close(client: CallContext) -> None:
     """Close the connections to the SQLite cooldowns file this process holds for
     ``client`` (opened again by the next call that meets a cooldown)."""
     policy = sys.modules.get(f"{__name__}.policy")
@@ -100,7 +100,9 @@ def modelplug_close(client: Client) -> None:
 
 
 @hookimpl
-def modelplug_cli_commands(subparsers: argparse._SubParsersAction[Any], client: Client) -> None:
+def modelplug_cli_commands(
+    subparsers: argparse._SubParsersAction[Any], client: CallContext
+) -> None:
     """``modelplug cooldowns``: what cools down in the store the processes share, and
     ``modelplug cooldowns clear [ROUTE]``."""
     from .cli import add_commands
@@ -109,7 +111,7 @@ def modelplug_cli_commands(subparsers: argparse._SubParsersAction[Any], client: 
 
 
 @hookimpl
-def modelplug_describe_route(route: Route, client: Client) -> Awaitable[dict[str, Any]] | None:
+def modelplug_describe_route(route: Route, client: CallContext) -> Awaitable[dict[str, Any]] | None:
     """For ``modelplug resolve``: the fallback chain a call on ``route`` would walk, what
     in it is cooling down now, the retries, and where the cooldowns live. A program's
     own FallbackPolicy answers for itself; this default one then steps aside."""

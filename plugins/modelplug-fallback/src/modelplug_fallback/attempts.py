@@ -48,7 +48,7 @@ from .chain import Candidates
 from .policy_protocol import AttemptsPolicy, policies_on
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
 
     from .options import FallbackOptions
 
@@ -88,7 +88,7 @@ class Attempts:
         options: FallbackOptions,
         route: Route,
         request: Request | EmbedRequest,
-        client: Client,
+        client: CallContext,
     ) -> None:
         self.policy = policy
         self.store = policy.store_for(client)

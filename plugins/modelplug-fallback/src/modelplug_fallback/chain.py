@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from modelplug import Route
 
 if TYPE_CHECKING:
-    from modelplug import Client, Settings
+    from modelplug import CallContext, Settings
 
 __all__ = ["Candidates", "chain_specs"]
 
@@ -30,7 +30,7 @@ class Candidates:
     :class:`~modelplug.contract.errors.ModelplugError` the caller reports as the skip reason.
     """
 
-    def __init__(self, client: Client, first: Route) -> None:
+    def __init__(self, client: CallContext, first: Route) -> None:
         self.client = client
         self.specs = [first.name, *chain_specs(client.settings, first)]
         self._routes: dict[int, Route] = {0: first}

@@ -12,7 +12,7 @@ from modelplug_kit import MemoryCooldowns
 from .chain import Candidates
 
 if TYPE_CHECKING:
-    from modelplug import Client, Route
+    from modelplug import CallContext, Route
     from modelplug_kit import AnyCooldownStore
 
     from .policy_protocol import AttemptsPolicy
@@ -33,7 +33,7 @@ def store_text(store: AnyCooldownStore) -> str:
     return f"{store!r}, shared by every process that uses it"
 
 
-def chain_source(client: Client, route: Route) -> str | None:
+def chain_source(client: CallContext, route: Route) -> str | None:
     """The ``[fallbacks]`` key that gave ``route`` its chain (as chain_specs finds it)."""
     for key in (route.role, route.spec, route.name):
         if key and key in client.settings.fallbacks:
@@ -41,7 +41,9 @@ def chain_source(client: Client, route: Route) -> str | None:
     return None
 
 
-async def describe_route(policy: AttemptsPolicy, route: Route, client: Client) -> dict[str, Any]:
+async def describe_route(
+    policy: AttemptsPolicy, route: Route, client: CallContext
+) -> dict[str, Any]:
     """The section for ``route`` as ``policy`` would treat a call there now."""
     options = policy.options_for(client)
     store = policy.store_for(client)

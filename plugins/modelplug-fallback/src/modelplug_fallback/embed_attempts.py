@@ -18,7 +18,7 @@ from modelplug import Embeddings, EmbedRequest, Notice, Route
 from .attempts import Attempts, _settled
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
 
     from .policy_protocol import AttemptsPolicy
 
@@ -29,7 +29,7 @@ async def embed_with_fallbacks(
     policy: AttemptsPolicy,
     route: Route,
     request: EmbedRequest,
-    client: Client,
+    client: CallContext,
     waiting: Awaitable[Embeddings] | None,
     first_error: Exception | None = None,
 ) -> Embeddings:
@@ -74,7 +74,7 @@ async def embed_with_fallbacks(
 
 
 def _answered(
-    client: Client, asked: Route, current: Route, result: Embeddings, said: list[Notice]
+    client: CallContext, asked: Route, current: Route, result: Embeddings, said: list[Notice]
 ) -> Embeddings:
     """The answer, named for and priced as the model that gave it."""
     updates: dict[str, Any] = {}

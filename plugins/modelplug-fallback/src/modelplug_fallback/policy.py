@@ -36,7 +36,7 @@ from .options import FallbackOptions, load_options
 from .policy_protocol import POLICY_KIND, Sleep
 
 if TYPE_CHECKING:
-    from modelplug import Client, Settings
+    from modelplug import CallContext, Settings
     from modelplug_kit import AnyCooldownStore
 
     from .sqlite_cooldowns import SqliteCooldowns
@@ -85,36 +85,38 @@ class FallbackPolicy:
         self.sleep = sleep
         self.random = random
         self._options_by_client: weakref.WeakKeyDictionary[
-            Client, tuple[Settings, FallbackOptions]
+            CallContext, tuple[Settings, FallbackOptions]
         ] = weakref.WeakKeyDictionary()
-        self._store_by_client: weakref.WeakKeyDictionary[Client, AnyCooldownStore] = (
+        self._store_by_client: weakref.WeakKeyDictionary[CallContext, AnyCooldownStore] = (
             weakref.WeakKeyDictionary()
         )
 
     @hookimpl(wrapper=True, tryfirst=True)
-    def modelplug_stream(self, route: Route, request: Request, client: Client) -> HookWrapper:
+    def modelplug_stream(self, route: Route, request: Request, client: CallContext) -> HookWrapper:
         return (yield from self.wrapper(route, request, client))
 
     @hookimpl(wrapper=True, tryfirst=True)
-    def modelplug_embed(self, route: Route, request: EmbedRequest, client: Client) -> EmbedWrapper:
+    def modelplug_embed(
+        self, route: Route, request: EmbedRequest, client: CallContext
+    ) -> EmbedWrapper:
         return (yield from self.embed_wrapper(route, request, client))
 
     @hookimpl
-    def modelplug_close(self, client: Client) -> None:
+    def modelplug_close(self, client: CallContext) -> None:
         """Close the SQLite cooldowns file this policy's store for ``client`` may be (a
         store the program gave is the program's to close)."""
         close_sqlite_cooldowns(client)
 
     @hookimpl
     def modelplug_describe_route(
-        self, route: Route, client: Client
+        self, route: Route, client: CallContext
     ) -> Awaitable[dict[str, Any]] | None:
         """For ``modelplug resolve``: the chain, its cooldowns, the retries, the store."""
         from .describe import describe_route
 
         return describe_route(self, route, client)
 
-    def wrapper(self, route: Route, request: Request, client: Client) -> HookWrapper:
+    def wrapper(self, route: Route, request: Request, client: CallContext) -> HookWrapper:
         """The body of a ``wrapper=True`` hook: take the provider's stream, wrap it.
 
         An error raised while the provider *opens* its stream (a missing key, say) is
@@ -131,7 +133,9 @@ class FallbackPolicy:
             return None
         return self.wrap(stream, route, request, client)
 
-    def embed_wrapper(self, route: Route, request: EmbedRequest, client: Client) -> EmbedWrapper:
+    def embed_wrapper(
+        self, route: Route, request: EmbedRequest, client: CallContext
+    ) -> EmbedWrapper:
         """The body of a ``wrapper=True`` ``modelplug_embed``: the provider's awaitable,
         retried and fallen back as a stream that failed before any output would be."""
         from .embed_attempts import embed_with_fallbacks
@@ -151,7 +155,7 @@ class FallbackPolicy:
         stream: AsyncIterator[Event] | None,
         route: Route,
         request: Request,
-        client: Client,
+        client: CallContext,
         *,
         first_error: Exception | None = None,
     ) -> AsyncIterator[Event]:
@@ -160,7 +164,7 @@ class FallbackPolicy:
         call = Attempts(self, self.options_for(client), route, request, client)
         return Offer(lambda offer: call.events(offer, stream, first_error))
 
-    def options_for(self, client: Client) -> FallbackOptions:
+    def options_for(self, client: CallContext) -> FallbackOptions:
         """This policy's options on ``client``, validated on the client's first call
         (and again only if its settings are replaced), not on every call."""
         cached = self._options_by_client.get(client)
@@ -170,7 +174,7 @@ class FallbackPolicy:
         self._options_by_client[client] = (client.settings, options)
         return options
 
-    def store_for(self, client: Client) -> AnyCooldownStore:
+    def store_for(self, client: CallContext) -> AnyCooldownStore:
         """The cooldown table on ``client``: the one this policy was given, else what
         ``[fallback] store`` chooses (by default: the one a stores plugin offers, such
         as modelplug-redis with ``[redis] url``, else this machine's SQLite file)."""
@@ -182,7 +186,7 @@ class FallbackPolicy:
             self._store_by_client[client] = found
         return found
 
-    def _takes_open_error(self, exc: Exception, route: Route, client: Client) -> bool:
+    def _takes_open_error(self, exc: Exception, route: Route, client: CallContext) -> bool:
         has_chain = bool(chain_specs(client.settings, route))
         if isinstance(exc, UNBUILDABLE):
             return has_chain
@@ -209,7 +213,7 @@ def default_policy() -> FallbackPolicy:
     return _DEFAULT
 
 
-def choose_store(client: Client, choice: str) -> AnyCooldownStore:
+def choose_store(client: CallContext, choice: str) -> AnyCooldownStore:
     """The store ``[fallback] store = choice`` names for ``client``."""
     if choice == "memory":
         return SHARED
@@ -226,7 +230,7 @@ def choose_store(client: Client, choice: str) -> AnyCooldownStore:
     return sqlite_cooldowns(client.settings.data_dir() / FILE_NAME)
 
 
-def close_sqlite_cooldowns(client: Client) -> None:
+def close_sqlite_cooldowns(client: CallContext) -> None:
     """Close this process's connections to ``client``'s cooldowns file (``choose_store``
     gives every client of one data directory the same store); its next use opens them
     again."""
@@ -247,7 +251,7 @@ def sqlite_cooldowns(path: Path) -> SqliteCooldowns:
         return found
 
 
-def shared_store(client: Client) -> AnyCooldownStore | None:
+def shared_store(client: CallContext) -> AnyCooldownStore | None:
     """A cooldown store offered by a stores plugin on ``client`` (None: none is
     configured)."""
     for plugin in find_policies(client, STORES_KIND):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from modelplug import find_policies
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
     from modelplug_kit import AnyCooldownStore
 
     from .options import FallbackOptions
@@ -35,16 +35,16 @@ class AttemptsPolicy(Protocol):
     sleep: Sleep
     random: Callable[[], float]
 
-    def options_for(self, client: Client) -> FallbackOptions:
+    def options_for(self, client: CallContext) -> FallbackOptions:
         """This policy's options on ``client``."""
         ...
 
-    def store_for(self, client: Client) -> AnyCooldownStore:
+    def store_for(self, client: CallContext) -> AnyCooldownStore:
         """The cooldown table on ``client``."""
         ...
 
 
-def policies_on(client: Client) -> list[object]:
+def policies_on(client: CallContext) -> list[object]:
     """Every fallback policy registered on ``client``: the package module (entry
     point) and any FallbackPolicy objects. A re-opened stream skips them all."""
     return find_policies(client, POLICY_KIND)

@@ -15,7 +15,7 @@ from modelplug import hookimpl
 
 if TYPE_CHECKING:
     from modelplug import (
-        Client,
+        CallContext,
         Embeddings,
         EmbedRequest,
         Event,
@@ -52,7 +52,9 @@ def modelplug_providers(settings: Settings) -> list[Provider]:
 
 
 @hookimpl
-def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIterator[Event] | None:
+def modelplug_stream(
+    route: Route, request: Request, client: CallContext
+) -> AsyncIterator[Event] | None:
     if route.endpoint.type not in _TYPES:
         return None
     from .auth import api_key
@@ -65,7 +67,7 @@ def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIte
 
 
 @hookimpl
-def modelplug_probe(route: Route, client: Client) -> Awaitable[ModelInfo] | None:
+def modelplug_probe(route: Route, client: CallContext) -> Awaitable[ModelInfo] | None:
     # Vertex AI's publisher models endpoint does not report token limits.
     if route.endpoint.type != "gemini":
         return None
@@ -76,7 +78,7 @@ def modelplug_probe(route: Route, client: Client) -> Awaitable[ModelInfo] | None
 
 @hookimpl
 def modelplug_embed(
-    route: Route, request: EmbedRequest, client: Client
+    route: Route, request: EmbedRequest, client: CallContext
 ) -> Awaitable[Embeddings] | None:
     if route.endpoint.type not in _TYPES:
         return None

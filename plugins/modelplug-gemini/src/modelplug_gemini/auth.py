@@ -16,14 +16,14 @@ from modelplug import ConfigError, MissingKeyError, register_secret
 from .routes import DEFAULT_KEY_VARIABLE, SECOND_KEY_VARIABLE
 
 if TYPE_CHECKING:
-    from modelplug import Client, Route
+    from modelplug import CallContext, Route
 
 __all__ = ["api_key", "auth_headers", "vertex_credentials"]
 
 SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 
 
-def api_key(client: Client, route: Route) -> str | None:
+def api_key(client: CallContext, route: Route) -> str | None:
     """The Gemini API key: the provider's variable; for the default one,
     ``GEMINI_API_KEY`` and then ``GOOGLE_API_KEY``. Missing: "Set GEMINI_API_KEY...".
     None for a provider with no key variable (a server on this machine takes none)."""
@@ -80,7 +80,9 @@ async def bearer_token(credentials: Any) -> str:
     return token
 
 
-async def auth_headers(client: Client, route: Route, credentials: Any | None) -> dict[str, str]:
+async def auth_headers(
+    client: CallContext, route: Route, credentials: Any | None
+) -> dict[str, str]:
     """The headers that authenticate one request: the provider's configured headers
     and either ``x-goog-api-key`` or ``Authorization: Bearer``."""
     # A route holds header names only; the values come from the user's settings now.

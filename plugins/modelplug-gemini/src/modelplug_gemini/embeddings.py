@@ -24,7 +24,7 @@ from .http import HTTP, prepare
 from .routes import VERTEX
 
 if TYPE_CHECKING:
-    from modelplug import Client, Route
+    from modelplug import CallContext, Route
 
 __all__ = [
     "CONCURRENCY",
@@ -176,7 +176,7 @@ def _malformed(route: Route, what: str) -> Exception:
     )
 
 
-async def embed(route: Route, request: EmbedRequest, client: Client) -> Embeddings:
+async def embed(route: Route, request: EmbedRequest, client: CallContext) -> Embeddings:
     """The vectors of ``request.inputs``, in order, one request per batch."""
     vertex = route.endpoint.type == VERTEX
     make_body = vertex_body if vertex else gemini_body

@@ -21,7 +21,7 @@ from .options import SECTION, GeminiOptions, vertex_target
 from .routes import VERTEX
 
 if TYPE_CHECKING:
-    from modelplug import Client, Route
+    from modelplug import CallContext, Route
 
 __all__ = ["HTTP", "Target", "prepare", "target_for"]
 
@@ -58,7 +58,7 @@ def _model_segment(model: str) -> str:
     return quote(model, safe="-._~")
 
 
-def target_for(route: Route, client: Client, project: str | None = None) -> Target:
+def target_for(route: Route, client: CallContext, project: str | None = None) -> Target:
     """The URLs for ``route``. For Vertex, ``project`` is the credentials' project when
     settings name none."""
     model = _model_segment(route.model)
@@ -81,7 +81,7 @@ def target_for(route: Route, client: Client, project: str | None = None) -> Targ
     return Target(base, path, project=project, location=location)
 
 
-async def prepare(route: Route, client: Client) -> tuple[Target, dict[str, str]]:
+async def prepare(route: Route, client: CallContext) -> tuple[Target, dict[str, str]]:
     """Where a request about the route's model goes and the headers that authenticate
     it (Vertex credentials made or refreshed first)."""
     credentials = None

@@ -10,7 +10,7 @@ from modelplug import ModelInfo, Route
 from .http import HTTP, prepare
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
 
 __all__ = ["probe_model"]
 
@@ -21,7 +21,7 @@ def _limit(value: Any) -> int | None:
     return None
 
 
-async def probe_model(route: Route, client: Client) -> ModelInfo:
+async def probe_model(route: Route, client: CallContext) -> ModelInfo:
     target, headers = await prepare(route, client)
     body = await HTTP.call_json(client, route, target.model_url, headers=headers)
     thinking = body.get("thinking")

@@ -24,7 +24,7 @@ from .reader import MALFORMED, Reader
 from .request import build_body
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
 
 __all__ = ["Parser", "stream_generate"]
 
@@ -80,7 +80,9 @@ class Parser:
         return Done(response=reader.response(sent))
 
 
-async def stream_generate(route: Route, request: Request, client: Client) -> AsyncIterator[Event]:
+async def stream_generate(
+    route: Route, request: Request, client: CallContext
+) -> AsyncIterator[Event]:
     """The events of one call, ending with exactly one Done."""
     request, budget_notice = fit_thinking(request, route)
     if budget_notice is not None:

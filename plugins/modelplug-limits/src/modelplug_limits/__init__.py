@@ -24,7 +24,7 @@ from modelplug import find_policies, hookimpl
 if TYPE_CHECKING:
     import argparse
 
-    from modelplug import Client, Embeddings, EmbedRequest, Event, Request, Route
+    from modelplug import CallContext, Embeddings, EmbedRequest, Event, Request, Route
 
     from .errors import BudgetExceededError, UnknownPriceError
     from .policy import LimitsPolicy
@@ -64,7 +64,7 @@ def __getattr__(name: str) -> Any:
 
 @hookimpl(wrapper=True, trylast=True)
 def modelplug_stream(
-    route: Route, request: Request, client: Client
+    route: Route, request: Request, client: CallContext
 ) -> Generator[None, AsyncIterator[Event] | None, AsyncIterator[Event] | None]:
     """Reserve, wait or refuse before each attempt; settle after (see the README).
 
@@ -80,7 +80,7 @@ def modelplug_stream(
 
 @hookimpl(wrapper=True, trylast=True)
 def modelplug_embed(
-    route: Route, request: EmbedRequest, client: Client
+    route: Route, request: EmbedRequest, client: CallContext
 ) -> Generator[None, Awaitable[Embeddings] | None, Awaitable[Embeddings] | None]:
     """Reserve the inputs' estimate before each embedding attempt (waiting or refusing
     as for chat), settle with the usage and cost it reported. A program's own
@@ -93,14 +93,16 @@ def modelplug_embed(
 
 
 @hookimpl
-def modelplug_cli_commands(subparsers: argparse._SubParsersAction[Any], client: Client) -> None:
+def modelplug_cli_commands(
+    subparsers: argparse._SubParsersAction[Any], client: CallContext
+) -> None:
     """``modelplug limits``: spend and remaining per budget, the current rate windows."""
     parser = subparsers.add_parser(
         "limits", help="budgets (spent, remaining, reset) and current rate windows"
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
 
-    def run(args: argparse.Namespace, client: Client) -> int:
+    def run(args: argparse.Namespace, client: CallContext) -> int:
         from .cli import show_limits
 
         return show_limits(client, as_json=args.json)
@@ -109,7 +111,7 @@ def modelplug_cli_commands(subparsers: argparse._SubParsersAction[Any], client: 
 
 
 @hookimpl
-def modelplug_close(client: Client) -> None:
+def modelplug_close(client: CallContext) -> None:
     """Close the connections to the SQLite counters file this process holds for
     ``client`` (its budgets and rate windows; opened again by the next call counted)."""
     stores = sys.modules.get(f"{__name__}.stores")
@@ -118,7 +120,7 @@ def modelplug_close(client: Client) -> None:
 
 
 @hookimpl
-def modelplug_describe_route(route: Route, client: Client) -> Awaitable[dict[str, Any]] | None:
+def modelplug_describe_route(route: Route, client: CallContext) -> Awaitable[dict[str, Any]] | None:
     """For ``modelplug resolve``: the budgets and rate limits that count a call on
     ``route``, what each has used now, the room its server reported, the store. A
     program's own LimitsPolicy answers for itself; this default one then steps aside."""

@@ -11,12 +11,12 @@ from .describe import row_text, snapshot
 from .policy import default_policy
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
 
 __all__ = ["show_limits"]
 
 
-def show_limits(client: Client, *, as_json: bool = False) -> int:
+def show_limits(client: CallContext, *, as_json: bool = False) -> int:
     data = asyncio.run(snapshot(client, default_policy()))
     if as_json:
         print(json.dumps(data, indent=2))

@@ -20,7 +20,7 @@ from .money import from_nano, to_nano
 from .plan import PERIOD_WORDS, WINDOW_GRACE, key_name, period_window, scope_key
 
 if TYPE_CHECKING:
-    from modelplug import Client, Route
+    from modelplug import CallContext, Route
     from modelplug_kit import CounterStore
 
     from .options import LimitsOptions
@@ -34,7 +34,7 @@ class CountingPolicy(Protocol):
 
     clock: Callable[[], float]
 
-    def setup(self, client: Client) -> tuple[LimitsOptions, CounterStore]:
+    def setup(self, client: CallContext) -> tuple[LimitsOptions, CounterStore]:
         """This policy's options and store on ``client``."""
         ...
 
@@ -53,7 +53,7 @@ def store_text(store: CounterStore) -> str:
 
 
 async def snapshot(
-    client: Client,
+    client: CallContext,
     policy: CountingPolicy,
     now: float | None = None,
     route: Route | None = None,
@@ -168,7 +168,9 @@ def row_text(row: dict[str, Any]) -> str:
     return f"rate {row['name']} ({row['measure']}): {row['used']} of {row['limit']}{resets}"
 
 
-async def describe_route(policy: CountingPolicy, route: Route, client: Client) -> dict[str, Any]:
+async def describe_route(
+    policy: CountingPolicy, route: Route, client: CallContext
+) -> dict[str, Any]:
     """``modelplug resolve``'s limits section: what counts a call on ``route`` now."""
     data = await snapshot(client, policy, route=route)
     lines = [row_text(row) for row in data["limits"]]

@@ -20,7 +20,7 @@ from .money import from_nano, to_nano
 from .options import Budget, LimitsOptions
 
 if TYPE_CHECKING:
-    from modelplug import Client, EmbedRequest, Request, Route
+    from modelplug import CallContext, EmbedRequest, Request, Route
 
 __all__ = ["Plan", "period_window", "plan_attempt", "plan_embed"]
 
@@ -103,7 +103,7 @@ def _period(period: str, now: float) -> tuple[float, float, str, str | None]:
     return start.timestamp(), end.timestamp(), name, resets
 
 
-def scope_key(budget: Budget, client: Client) -> str:
+def scope_key(budget: Budget, client: CallContext) -> str:
     if budget.scope != "project":
         return budget.scope
     directory = client.settings.project_dir
@@ -139,7 +139,7 @@ def key_name(route: Route) -> str:
 
 
 def plan_attempt(
-    options: LimitsOptions, route: Route, request: Request, client: Client, now: float
+    options: LimitsOptions, route: Route, request: Request, client: CallContext, now: float
 ) -> Plan:
     """The charges of one attempt on ``route``. Raises BudgetExceededError when a per-call
     budget cannot fit, or when a spend budget applies to a model of unknown price (and
@@ -149,7 +149,7 @@ def plan_attempt(
 
 
 def plan_embed(
-    options: LimitsOptions, route: Route, request: EmbedRequest, client: Client, now: float
+    options: LimitsOptions, route: Route, request: EmbedRequest, client: CallContext, now: float
 ) -> Plan:
     """The charges of one embedding attempt: its inputs' estimate, no output tokens."""
     # The same estimate as a chat's text, plus a little per input for its separators.
@@ -158,7 +158,7 @@ def plan_embed(
 
 
 def _plan(
-    options: LimitsOptions, route: Route, sent: int, max_out: int, client: Client, now: float
+    options: LimitsOptions, route: Route, sent: int, max_out: int, client: CallContext, now: float
 ) -> Plan:
     tokens = sent + max_out
     budgets = [b for b in options.budgets if b.applies_to(route.name, route.role)]
@@ -176,7 +176,7 @@ def _budget_charges(
     plan: Plan,
     budget: Budget,
     currency: str | None,
-    client: Client,
+    client: CallContext,
     options: LimitsOptions,
     now: float,
 ) -> None:

@@ -39,7 +39,7 @@ from .plan import Plan, budget_error, plan_attempt, plan_embed
 from .stores import choose_store, close_sqlite_counters, store_for
 
 if TYPE_CHECKING:
-    from modelplug import Client, Event, Request, Route, Settings
+    from modelplug import CallContext, Event, Request, Route, Settings
 
 __all__ = ["POLICY_KIND", "LimitsPolicy", "default_policy", "store_for"]
 
@@ -78,33 +78,35 @@ class LimitsPolicy:
         self.clock = clock
         self.sleep = sleep
         self._per_client: weakref.WeakKeyDictionary[
-            Client, tuple[Settings, LimitsOptions, CounterStore]
+            CallContext, tuple[Settings, LimitsOptions, CounterStore]
         ] = weakref.WeakKeyDictionary()
 
     @hookimpl(wrapper=True, trylast=True)
-    def modelplug_stream(self, route: Route, request: Request, client: Client) -> HookWrapper:
+    def modelplug_stream(self, route: Route, request: Request, client: CallContext) -> HookWrapper:
         return (yield from self.wrapper(route, request, client))
 
     @hookimpl(wrapper=True, trylast=True)
-    def modelplug_embed(self, route: Route, request: EmbedRequest, client: Client) -> EmbedWrapper:
+    def modelplug_embed(
+        self, route: Route, request: EmbedRequest, client: CallContext
+    ) -> EmbedWrapper:
         return (yield from self.embed_wrapper(route, request, client))
 
     @hookimpl
-    def modelplug_close(self, client: Client) -> None:
+    def modelplug_close(self, client: CallContext) -> None:
         """Close the SQLite counters file this policy's store for ``client`` may be (a
         store the program gave is the program's to close)."""
         close_sqlite_counters(client)
 
     @hookimpl
     def modelplug_describe_route(
-        self, route: Route, client: Client
+        self, route: Route, client: CallContext
     ) -> Awaitable[dict[str, Any]] | None:
         """For ``modelplug resolve``: what counts a call on ``route`` now, the store."""
         from .describe import describe_route
 
         return describe_route(self, route, client)
 
-    def wrapper(self, route: Route, request: Request, client: Client) -> HookWrapper:
+    def wrapper(self, route: Route, request: Request, client: CallContext) -> HookWrapper:
         """The body of a ``wrapper=True`` hook: nothing is reserved until the stream is
         read, and an error opening it passes through untouched."""
         stream = yield
@@ -113,7 +115,9 @@ class LimitsPolicy:
         setup = self.setup(client)
         return Offer(lambda offer: self.guard(offer, stream, route, request, client, *setup))
 
-    def embed_wrapper(self, route: Route, request: EmbedRequest, client: Client) -> EmbedWrapper:
+    def embed_wrapper(
+        self, route: Route, request: EmbedRequest, client: CallContext
+    ) -> EmbedWrapper:
         """The body of a ``wrapper=True`` ``modelplug_embed``: reserve the inputs'
         estimate (no output tokens) before the provider's call, settle its usage after."""
         waiting = yield
@@ -127,7 +131,7 @@ class LimitsPolicy:
         waiting: Awaitable[Embeddings],
         route: Route,
         request: EmbedRequest,
-        client: Client,
+        client: CallContext,
         options: LimitsOptions,
         store: CounterStore,
     ) -> Embeddings:
@@ -159,7 +163,7 @@ class LimitsPolicy:
         )
         return result
 
-    def setup(self, client: Client) -> tuple[LimitsOptions, CounterStore]:
+    def setup(self, client: CallContext) -> tuple[LimitsOptions, CounterStore]:
         """This policy's options and store on ``client``, made on its first call."""
         cached = self._per_client.get(client)
         if cached is not None and cached[0] is client.settings:
@@ -175,7 +179,7 @@ class LimitsPolicy:
         stream: AsyncIterator[Event],
         route: Route,
         request: Request,
-        client: Client,
+        client: CallContext,
         options: LimitsOptions,
         store: CounterStore,
     ) -> AsyncGenerator[Any, Any]:
@@ -252,7 +256,7 @@ class LimitsPolicy:
         return wait
 
     async def settle(
-        self, plan: Plan, response: Response, client: Client, store: CounterStore
+        self, plan: Plan, response: Response, client: CallContext, store: CounterStore
     ) -> str | None:
         """Replace each estimate with what the server reported, and learn the room its
         headers report. Usage that was not reported keeps the whole reservation."""
@@ -273,7 +277,7 @@ class LimitsPolicy:
         cost: Cost | None,
         price_factor: float,
         metadata: Mapping[str, Any],
-        client: Client,
+        client: CallContext,
         store: CounterStore,
     ) -> str | None:
         """:meth:`settle` for what an answer reported (a Response's or an Embeddings')."""
@@ -301,7 +305,7 @@ class LimitsPolicy:
         return learned
 
     async def learn_from_error(
-        self, plan: Plan, exc: Exception, client: Client, store: CounterStore
+        self, plan: Plan, exc: Exception, client: CallContext, store: CounterStore
     ) -> str | None:
         """A 429 that says when to come back closes the model's room until then, for
         every process sharing the store; its headers say the same, when it has them."""

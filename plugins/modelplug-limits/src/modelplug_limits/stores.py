@@ -20,7 +20,7 @@ from modelplug import ConfigError, find_policies
 from .store import SHARED
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
     from modelplug_kit import CounterStore
 
     from .sqlite_store import SqliteCounters
@@ -41,7 +41,7 @@ _FILES: dict[Path, SqliteCounters] = {}
 _FILES_LOCK = threading.Lock()
 
 
-def store_for(client: Client) -> CounterStore | None:
+def store_for(client: CallContext) -> CounterStore | None:
     """The shared counter store a stores plugin offers for ``client`` (None: none is
     configured)."""
     for plugin in find_policies(client, STORES_KIND):
@@ -63,7 +63,7 @@ def sqlite_counters(path: Path) -> SqliteCounters:
         return found
 
 
-def close_sqlite_counters(client: Client) -> None:
+def close_sqlite_counters(client: CallContext) -> None:
     """Close this process's connections to ``client``'s counters file (``choose_store``
     gives every client of one data directory the same store); whoever counts there next
     opens them again."""
@@ -77,7 +77,7 @@ def close_sqlite_counters(client: Client) -> None:
         found.close()
 
 
-def choose_store(client: Client, choice: str) -> CounterStore:
+def choose_store(client: CallContext, choice: str) -> CounterStore:
     """The store ``[limits] store = choice`` names, for ``client``."""
     if choice == "memory":
         return SHARED

@@ -15,7 +15,7 @@ from modelplug import hookimpl
 
 if TYPE_CHECKING:
     from modelplug import (
-        Client,
+        CallContext,
         Embeddings,
         EmbedRequest,
         Event,
@@ -53,7 +53,9 @@ def modelplug_providers(settings: Settings) -> list[Provider]:
 
 
 @hookimpl
-def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIterator[Event] | None:
+def modelplug_stream(
+    route: Route, request: Request, client: CallContext
+) -> AsyncIterator[Event] | None:
     if route.endpoint.type != TYPE:
         return None
     from .stream import stream_chat
@@ -65,7 +67,7 @@ def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIte
 
 
 @hookimpl
-def modelplug_probe(route: Route, client: Client) -> Awaitable[ModelInfo] | None:
+def modelplug_probe(route: Route, client: CallContext) -> Awaitable[ModelInfo] | None:
     if route.endpoint.type != TYPE:
         return None
     from .probe import probe
@@ -74,7 +76,7 @@ def modelplug_probe(route: Route, client: Client) -> Awaitable[ModelInfo] | None
 
 
 @hookimpl
-def modelplug_list_models(route: Route, client: Client) -> Awaitable[list[str]] | None:
+def modelplug_list_models(route: Route, client: CallContext) -> Awaitable[list[str]] | None:
     if route.endpoint.type != TYPE:
         return None
     from .probe import list_models
@@ -84,7 +86,7 @@ def modelplug_list_models(route: Route, client: Client) -> Awaitable[list[str]] 
 
 @hookimpl
 def modelplug_embed(
-    route: Route, request: EmbedRequest, client: Client
+    route: Route, request: EmbedRequest, client: CallContext
 ) -> Awaitable[Embeddings] | None:
     if route.endpoint.type != TYPE:
         return None

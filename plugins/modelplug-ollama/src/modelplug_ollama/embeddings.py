@@ -20,7 +20,7 @@ from .http import HTTP, request_headers
 from .probe import known_for
 
 if TYPE_CHECKING:
-    from modelplug import Client, Route
+    from modelplug import CallContext, Route
 
 __all__ = ["BATCH", "CONCURRENCY", "EXTRA_FIELDS", "embed", "read_answer"]
 
@@ -100,7 +100,9 @@ def _malformed(route: Route, what: str) -> Exception:
     )
 
 
-async def embed(route: Route, request: EmbedRequest, client: Client, key: str | None) -> Embeddings:
+async def embed(
+    route: Route, request: EmbedRequest, client: CallContext, key: str | None
+) -> Embeddings:
     """The vectors of ``request.inputs``, in order, one request per batch."""
     options = HTTP.options(client)
     # Checked before anything is sent (the first batch would refuse it anyway).

@@ -21,7 +21,7 @@ from .http import HTTP, request_headers
 from .providers import DEFAULT_CONTEXT_WINDOW
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
 
 __all__ = [
     "Known",
@@ -50,17 +50,17 @@ class Known:
 
 # Client -> (base URL, model) -> Known. Weak: a closed, dropped Client takes its
 # knowledge with it.
-_KNOWN: weakref.WeakKeyDictionary[Client, dict[tuple[str, str], Known]] = (
+_KNOWN: weakref.WeakKeyDictionary[CallContext, dict[tuple[str, str], Known]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def known_for(client: Client, route: Route) -> Known | None:
+def known_for(client: CallContext, route: Route) -> Known | None:
     """What this client has learnt about the route's model (None: nothing yet)."""
     return _KNOWN.get(client, {}).get((route.endpoint.base_url or "", route.model))
 
 
-def _remember(client: Client, route: Route, known: Known) -> None:
+def _remember(client: CallContext, route: Route, known: Known) -> None:
     _KNOWN.setdefault(client, {})[(route.endpoint.base_url or "", route.model)] = known
 
 
@@ -114,7 +114,7 @@ def read_ps(listing: dict[str, Any], model: str) -> int | None:
     return None
 
 
-def num_ctx_for(client: Client, route: Route, known: Known | None) -> int:
+def num_ctx_for(client: CallContext, route: Route, known: Known | None) -> int:
     """The context window every request asks Ollama to load: the user's
     ``context_window`` for the model; else the model's own ``num_ctx`` parameter; else
     the default window, capped at the length the model was trained for. The same
@@ -130,7 +130,7 @@ def num_ctx_for(client: Client, route: Route, known: Known | None) -> int:
 
 
 async def _get(
-    client: Client, route: Route, method: str, path: str, body: Any = None
+    client: CallContext, route: Route, method: str, path: str, body: Any = None
 ) -> dict[str, Any]:
     """Ollama's JSON answer, an object; an OllamaError for anything else."""
     key = client.settings.api_key(route.endpoint.api_key_env, route.provider, required=False)
@@ -140,7 +140,7 @@ async def _get(
     return await HTTP.call_json(client, route, url, headers=headers, method=method, body=content)
 
 
-async def learn(client: Client, route: Route) -> Known:
+async def learn(client: CallContext, route: Route) -> Known:
     """Ask ``/api/show`` about the route's model and remember the answer. A model
     Ollama does not have and a server that is not there are errors (the call would
     fail the same way); any other failure is remembered as "nothing known", so a
@@ -157,7 +157,7 @@ async def learn(client: Client, route: Route) -> Known:
     return known
 
 
-async def probe(route: Route, client: Client) -> ModelInfo:
+async def probe(route: Route, client: CallContext) -> ModelInfo:
     """``modelplug resolve --probe``: /api/show, then /api/ps for the loaded window."""
     show = await _get(client, route, "POST", "/api/show", {"model": route.model})
     known = read_show(show)
@@ -199,7 +199,7 @@ async def probe(route: Route, client: Client) -> ModelInfo:
     )
 
 
-async def list_models(route: Route, client: Client) -> list[str]:
+async def list_models(route: Route, client: CallContext) -> list[str]:
     """The models this Ollama has pulled, as ``/api/tags`` names them (``qwen3:8b``):
     what ``modelplug models`` shows for it instead of an example."""
     tags = await _get(client, route, "GET", "/api/tags")

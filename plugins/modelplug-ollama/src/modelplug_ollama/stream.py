@@ -46,7 +46,7 @@ from .probe import Known, known_for, learn, num_ctx_for
 from .request import build_body
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
 
 __all__ = ["Accumulator", "stream_chat"]
 
@@ -274,7 +274,7 @@ def _can_call_tools(route: Route, known: Known | None) -> bool:
 
 
 async def stream_chat(
-    route: Route, request: Request, client: Client, key: str | None
+    route: Route, request: Request, client: CallContext, key: str | None
 ) -> AsyncIterator[Event]:
     """The events of one call, ending with exactly one Done."""
     options = HTTP.options(client)

@@ -13,7 +13,7 @@ from modelplug_kit import ProviderHTTP, Timeouts, provider_headers
 from .errors import ERRORS
 
 if TYPE_CHECKING:
-    from modelplug import Client, Route, Settings
+    from modelplug import CallContext, Route, Settings
 
 __all__ = ["HTTP", "Options", "options_of", "request_headers"]
 
@@ -36,7 +36,7 @@ class Options(Timeouts):
 HTTP = ProviderHTTP(HTTP_KEY, section=SECTION, errors=ERRORS, options=Options)
 
 
-def options_of(client: Client) -> Options:
+def options_of(client: CallContext) -> Options:
     """The ``[openai-compat]`` table, checked once per event loop."""
     return HTTP.options(client)
 

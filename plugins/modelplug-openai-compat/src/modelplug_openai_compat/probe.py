@@ -16,7 +16,7 @@ from .errors import OpenAICompatError
 from .http import HTTP, request_headers
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
 
 __all__ = ["list_models", "probe_for"]
 
@@ -26,7 +26,7 @@ def _root(base_url: str) -> str:
     return base_url[:-3] if base_url.endswith("/v1") else base_url
 
 
-def _probe_headers(client: Client, route: Route) -> dict[str, str]:
+def _probe_headers(client: CallContext, route: Route) -> dict[str, str]:
     """The headers a call to the provider sends (its configured headers, and its key as
     ``Authorization: Bearer`` when the endpoint names one and it is set), asking for
     JSON. A missing key is no failure here: a keyless local server is still probed."""
@@ -35,7 +35,7 @@ def _probe_headers(client: Client, route: Route) -> dict[str, str]:
 
 
 async def _call(
-    client: Client, route: Route, method: str, url: str, json_body: Any = None
+    client: CallContext, route: Route, method: str, url: str, json_body: Any = None
 ) -> dict[str, Any]:
     """The server's answer, a JSON object; a ModelError for anything else."""
     body = None if json_body is None else json.dumps(json_body).encode()
@@ -57,7 +57,7 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-async def probe_llamacpp(client: Client, route: Route) -> ModelInfo:
+async def probe_llamacpp(client: CallContext, route: Route) -> ModelInfo:
     props = await _call(client, route, "GET", _root(route.endpoint.base_url or "") + "/props")
     settings = _dict(props.get("default_generation_settings"))
     n_ctx = settings.get("n_ctx") or props.get("n_ctx")
@@ -69,7 +69,7 @@ async def probe_llamacpp(client: Client, route: Route) -> ModelInfo:
     )
 
 
-async def probe_ollama(client: Client, route: Route) -> ModelInfo:
+async def probe_ollama(client: CallContext, route: Route) -> ModelInfo:
     root = _root(route.endpoint.base_url or "")
     show = await _call(client, route, "POST", root + "/api/show", {"model": route.model})
     notes = ["probed Ollama /api/show"]
@@ -108,7 +108,7 @@ async def probe_ollama(client: Client, route: Route) -> ModelInfo:
     return ModelInfo(context_window=window, supports_tools=tools, thinking=thinking, notes=notes)
 
 
-async def probe_vllm(client: Client, route: Route) -> ModelInfo:
+async def probe_vllm(client: CallContext, route: Route) -> ModelInfo:
     listing = await _call(client, route, "GET", f"{route.endpoint.base_url}/models")
     for model in _dicts(listing.get("data")):
         if model.get("id") == route.model and _tokens(model.get("max_model_len")) is not None:
@@ -119,7 +119,7 @@ async def probe_vllm(client: Client, route: Route) -> ModelInfo:
     return ModelInfo(notes=[f"vLLM does not list {route.model}"])
 
 
-async def probe_lmstudio(client: Client, route: Route) -> ModelInfo:
+async def probe_lmstudio(client: CallContext, route: Route) -> ModelInfo:
     root = _root(route.endpoint.base_url or "")
     listing = await _call(client, route, "GET", root + "/api/v0/models")
     for model in _dicts(listing.get("data")):
@@ -147,7 +147,7 @@ async def probe_lmstudio(client: Client, route: Route) -> ModelInfo:
     return ModelInfo(notes=[f"LM Studio does not list {route.model}"])
 
 
-async def list_models(client: Client, route: Route) -> list[str]:
+async def list_models(client: CallContext, route: Route) -> list[str]:
     """The ids of ``GET {base_url}/models``, the list every OpenAI-compatible server
     answers (llama.cpp, vLLM, LM Studio, Ollama's ``/v1``, LiteLLM): what ``modelplug
     models`` shows for a local server instead of an example."""
@@ -164,7 +164,7 @@ PROBES = {
 }
 
 
-def probe_for(route: Route, client: Client) -> Awaitable[ModelInfo] | None:
+def probe_for(route: Route, client: CallContext) -> Awaitable[ModelInfo] | None:
     probe = PROBES.get(route.endpoint.server or "")
     if probe is None:
         return None

@@ -35,7 +35,7 @@ from .reasoning import fit_thinking
 from .request import build_body
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
 
 __all__ = ["EventReader", "stream_chat"]
 
@@ -127,7 +127,7 @@ def _json_or_text(data: str) -> Any:
 
 
 async def stream_chat(
-    route: Route, request: Request, client: Client, key: str | None
+    route: Route, request: Request, client: CallContext, key: str | None
 ) -> AsyncIterator[Event]:
     """The events of one call, ending with exactly one Done."""
     request, fitted = fit_thinking(request, route)

@@ -16,7 +16,7 @@ from modelplug import hookimpl
 
 if TYPE_CHECKING:
     from modelplug import (
-        Client,
+        CallContext,
         Embeddings,
         EmbedRequest,
         Event,
@@ -52,7 +52,9 @@ def modelplug_providers(settings: Settings) -> list[Provider]:
 
 
 @hookimpl
-def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIterator[Event] | None:
+def modelplug_stream(
+    route: Route, request: Request, client: CallContext
+) -> AsyncIterator[Event] | None:
     if route.endpoint.type != TYPE:
         return None
     from .stream import stream_responses
@@ -65,7 +67,7 @@ def modelplug_stream(route: Route, request: Request, client: Client) -> AsyncIte
 
 @hookimpl
 def modelplug_embed(
-    route: Route, request: EmbedRequest, client: Client
+    route: Route, request: EmbedRequest, client: CallContext
 ) -> Awaitable[Embeddings] | None:
     if route.endpoint.type != TYPE:
         return None

@@ -22,7 +22,7 @@ from .errors import EMBED_ERRORS, ERRORS
 from .http import HTTP, request_headers
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
 
 __all__ = ["EXTRA", "Batch", "batches", "embed", "embed_body", "read_batch"]
 
@@ -108,7 +108,7 @@ def read_batch(route: Route, raw: bytes, count: int, dimensions: int | None) -> 
     return read_openai_embeddings(route, raw, count, dimensions, ERRORS)
 
 
-async def embed(route: Route, request: EmbedRequest, client: Client) -> Embeddings:
+async def embed(route: Route, request: EmbedRequest, client: CallContext) -> Embeddings:
     """The Embeddings of one call: its batches sent, read and put back in order."""
     check_request(route, request)
     key = client.settings.api_key(route.endpoint.api_key_env, route.provider)

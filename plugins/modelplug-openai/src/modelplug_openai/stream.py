@@ -44,7 +44,7 @@ from .items import Converted, convert_items, reasoning_text, stop_reason
 from .request import build_body, unsupported_fields
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
 
 __all__ = ["Accumulator", "stream_responses"]
 
@@ -245,7 +245,7 @@ class Accumulator:
 
 
 async def stream_responses(
-    route: Route, request: Request, client: Client, key: str | None
+    route: Route, request: Request, client: CallContext, key: str | None
 ) -> AsyncIterator[Event]:
     """The events of one call, ending with exactly one Done."""
     body = build_body(request, route, HTTP.options(client))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from modelplug import hookimpl
 
 if TYPE_CHECKING:
-    from modelplug import Client, Embeddings, EmbedRequest, Event, Request, Route
+    from modelplug import CallContext, Embeddings, EmbedRequest, Event, Request, Route
 
     from .server import server_response, server_span
 
@@ -43,7 +43,7 @@ def __getattr__(name: str) -> Any:
 
 @hookimpl(wrapper=True, tryfirst=True)
 def modelplug_stream(
-    route: Route, request: Request, client: Client
+    route: Route, request: Request, client: CallContext
 ) -> Generator[None, AsyncIterator[Event] | None, AsyncIterator[Event] | None]:
     """The call's CLIENT span and one child span per attempt (see the README)."""
     from .calls import wrapper
@@ -53,7 +53,7 @@ def modelplug_stream(
 
 @hookimpl(wrapper=True, tryfirst=True)
 def modelplug_embed(
-    route: Route, request: EmbedRequest, client: Client
+    route: Route, request: EmbedRequest, client: CallContext
 ) -> Generator[None, Awaitable[Embeddings] | None, Awaitable[Embeddings] | None]:
     """The CLIENT span ``embeddings {model}`` around each embedding call."""
     from .embed import wrapper

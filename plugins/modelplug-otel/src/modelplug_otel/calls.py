@@ -27,7 +27,7 @@ from modelplug import (
 from .record import CallRecord
 
 if TYPE_CHECKING:
-    from modelplug import Client, Event, Request, Route
+    from modelplug import CallContext, Event, Request, Route
     from opentelemetry.trace import Span
 
 HookWrapper = Generator[None, "AsyncIterator[Event] | None", "AsyncIterator[Event] | None"]
@@ -37,7 +37,7 @@ OUTPUT = (TextDelta, ThinkingDelta, ToolCallStart)
 _CALL: ContextVar[CallRecord | None] = ContextVar("modelplug_otel_call", default=None)
 
 
-def wrapper(route: Route, request: Request, client: Client) -> HookWrapper:
+def wrapper(route: Route, request: Request, client: CallContext) -> HookWrapper:
     """The body of the ``wrapper=True`` hook."""
     call = _CALL.get()
     if call is not None and call.open and call.request is request:

@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING, Any
 from modelplug import ConfigError, redact_data
 
 if TYPE_CHECKING:
-    from modelplug import Block, Client, Message, Request, Response, Settings
+    from modelplug import Block, CallContext, Message, Request, Response, Settings
 
-_CAPTURE: weakref.WeakKeyDictionary[Client, tuple[Settings, bool]] = weakref.WeakKeyDictionary()
+_CAPTURE: weakref.WeakKeyDictionary[CallContext, tuple[Settings, bool]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def capture_content(client: Client) -> bool:
+def capture_content(client: CallContext) -> bool:
     """``[otel] capture_content`` of the user's file (a project file cannot turn it on:
     a cloned repository must not make a user's prompts leave in their traces)."""
     cached = _CAPTURE.get(client)

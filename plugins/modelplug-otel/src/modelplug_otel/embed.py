@@ -13,13 +13,13 @@ from .attributes import input_tokens, provider_name, route_facts
 from .instruments import instruments
 
 if TYPE_CHECKING:
-    from modelplug import Client, Embeddings, EmbedRequest, Route
+    from modelplug import CallContext, Embeddings, EmbedRequest, Route
     from opentelemetry.trace import Span
 
 HookWrapper = Generator[None, "Awaitable[Embeddings] | None", "Awaitable[Embeddings] | None"]
 
 
-def wrapper(route: Route, request: EmbedRequest, client: Client) -> HookWrapper:
+def wrapper(route: Route, request: EmbedRequest, client: CallContext) -> HookWrapper:
     from opentelemetry import trace
 
     ins = instruments()
@@ -48,7 +48,7 @@ def wrapper(route: Route, request: EmbedRequest, client: Client) -> HookWrapper:
 async def _traced(
     waiting: Awaitable[Embeddings],
     span: Span,
-    client: Client,
+    client: CallContext,
     route: Route,
     started: float,
     metric: dict[str, object],
@@ -82,7 +82,7 @@ async def _traced(
 
 def _failed(
     span: Span,
-    client: Client,
+    client: CallContext,
     route: Route,
     exc: BaseException,
     started: float,

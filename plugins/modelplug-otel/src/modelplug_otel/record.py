@@ -26,7 +26,7 @@ from .content import capture_content, input_attributes, output_attributes
 from .instruments import instruments
 
 if TYPE_CHECKING:
-    from modelplug import Client, Notice, Request, Response, Route
+    from modelplug import CallContext, Notice, Request, Response, Route
     from opentelemetry.context import Context
     from opentelemetry.trace import Span
 
@@ -41,7 +41,7 @@ def _error_status(span: Span, kind: str, message: str) -> None:
 class CallRecord:
     """The telemetry of one call on ``route`` (see the module)."""
 
-    def __init__(self, route: Route, request: Request, client: Client) -> None:
+    def __init__(self, route: Route, request: Request, client: CallContext) -> None:
         self.ins = ins = instruments()
         self.route = route
         self.request = request

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
 
     from .cooldowns import RedisCooldowns
     from .counters import RedisCounters
@@ -25,7 +25,7 @@ modelplug_policy = "stores"
 """The fallback and limits policies find this module by this kind."""
 
 
-def cooldown_store(client: Client) -> RedisCooldowns | None:
+def cooldown_store(client: CallContext) -> RedisCooldowns | None:
     """The fallback policy's cooldown table in Redis, or None when no URL is set."""
     from .connection import connection_for
 
@@ -37,7 +37,7 @@ def cooldown_store(client: Client) -> RedisCooldowns | None:
     return RedisCooldowns(connection)
 
 
-def counter_store(client: Client) -> RedisCounters | None:
+def counter_store(client: CallContext) -> RedisCounters | None:
     """The limits policy's rate windows and budgets in Redis, or None when no URL is set."""
     from .connection import connection_for
 

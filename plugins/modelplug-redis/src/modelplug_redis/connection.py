@@ -22,7 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 from modelplug import ModelplugError, read_options, register_secret
 
 if TYPE_CHECKING:
-    from modelplug import Client
+    from modelplug import CallContext
 
 __all__ = ["Connection", "RedisOptions", "StoreUnavailableError", "connection_for"]
 
@@ -94,7 +94,7 @@ class Connection:
     """One Redis deployment as this client sees it: options, the per-loop client,
     key names, and the outage state shared by the stores."""
 
-    def __init__(self, client: Client, options: RedisOptions, url: str) -> None:
+    def __init__(self, client: CallContext, options: RedisOptions, url: str) -> None:
         self.client = client
         self.options = options
         self.url = url
@@ -244,7 +244,7 @@ def what_failed(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def connection_for(client: Client) -> Connection | None:
+def connection_for(client: CallContext) -> Connection | None:
     """A Connection for ``client``'s settings, or None when no URL is set. The policies
     ask once per client; the redis client itself is shared per event loop."""
     settings = client.settings
