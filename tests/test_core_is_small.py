@@ -103,3 +103,13 @@ def test_the_cli_imports_no_http_library_either() -> None:
                 else []
             )
             assert not [n for n in names if n.split(".")[0] in HTTP_LIBRARIES], path
+
+
+def test_installing_core_alone_brings_no_http_library_and_not_the_kit() -> None:
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    core = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names = {Requirement(r).name for r in core["dependencies"]}
+    assert not names & {"httpx2", "httpx", "httpcore2", "modelplug-kit"}, names
