@@ -18,6 +18,8 @@ from .errors import ERRORS
 from .options import SECTION, Options
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from modelplug import Route, Settings
 
 __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "HTTP", "base_url", "messages_url", "request_headers"]
@@ -41,12 +43,20 @@ def messages_url(route: Route) -> str:
     return f"{base_url(route)}/v1/messages"
 
 
-def request_headers(route: Route, key: str | None, settings: Settings) -> dict[str, str]:
+def request_headers(
+    route: Route, key: str | None, settings: Settings, betas: Sequence[str] = ()
+) -> dict[str, str]:
     """JSON in, an event stream out, the user's headers for the provider (a user's
     ``anthropic-version`` wins, as with the SDK), then the key, which wins over a
-    configured header of the same name."""
+    configured header of the same name. ``betas`` (the request's ``extra["betas"]``)
+    join the user's own ``anthropic-beta`` names, if any, in one header."""
     auth = {"authorization": f"Bearer {key}"} if key else None
     headers = provider_headers(route, settings, auth=auth)
     if not any(name.lower() == "anthropic-version" for name in headers):
         headers["anthropic-version"] = API_VERSION
+    if betas:
+        configured = [n for n in headers if n.lower() == "anthropic-beta"]
+        names = [p.strip() for n in configured for p in headers.pop(n).split(",")]
+        names += [b for b in betas if b not in names]
+        headers["anthropic-beta"] = ",".join(n for n in names if n)
     return headers

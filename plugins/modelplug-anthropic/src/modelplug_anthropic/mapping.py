@@ -44,11 +44,13 @@ from .budget import fit_thinking
 from .routes import same_model_names, supports_effort, thinking_mode
 
 __all__ = [
+    "BETAS",
     "CACHE_MARK",
     "DEFAULT_MAX_TOKENS",
     "THINKING_MIN_TOKENS",
     "THINKING_MIN_TOKENS_HIGH",
     "WEB_SEARCH_TOOL",
+    "betas_of",
     "from_wire_message",
     "stop_reason_from_wire",
     "to_wire_messages",
@@ -57,6 +59,9 @@ __all__ = [
 ]
 
 CACHE_MARK: dict[str, str] = {"type": "ephemeral"}
+# The ``Request.extra`` key sent as the ``anthropic-beta`` header, not in the body: the
+# SDK's own name for it (``client.beta.messages.create(betas=[...])``).
+BETAS = "betas"
 WEB_SEARCH_TOOL = "web_search_20250305"
 DEFAULT_MAX_TOKENS = 8192
 # Thinking counts toward max_tokens, so a thinking request needs room (seed 000): the
@@ -286,7 +291,9 @@ def _max_tokens(request: Request, route: Route, thinking: bool) -> int:
 def to_wire_params(request: Request, route: Route, *, cache: bool = True) -> dict[str, Any]:
     """The whole Messages API request body for ``request`` on ``route`` (no ``stream``
     flag: the caller adds what its endpoint needs). ``request.extra`` is merged last, so
-    it can set any field the API knows and this mapping does not. A thinking budget
+    it can set any field the API knows and this mapping does not, except
+    ``extra["betas"]``, which is no body field: it is sent as the ``anthropic-beta``
+    header (:func:`betas_of`), as the SDK's ``betas=`` is. A thinking budget
     that does not fit under the caller's max_tokens is fitted first (:func:`fit_thinking`
     says what it changed)."""
     request, _ = fit_thinking(request, route)
@@ -329,7 +336,21 @@ def to_wire_params(request: Request, route: Route, *, cache: bool = True) -> dic
         if value is not None:
             params[name] = value
     params.update(request.extra)
+    params.pop(BETAS, None)
     return params
+
+
+def betas_of(request: Request) -> list[str]:
+    """The beta features ``request.extra["betas"]`` asks for (a list of names, or one
+    comma-separated string, the ``anthropic-beta`` header's own form), in order; the
+    gateway passes a Messages client's ``anthropic-beta`` header on this way."""
+    value = request.extra.get(BETAS)
+    if value is None:
+        return []
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
+        raise RequestError('extra["betas"] must be a list of beta names or one string')
+    return [name.strip() for name in items if name.strip()]
 
 
 # --------------------------------------------------------------------- from the wire

@@ -28,7 +28,7 @@ from modelplug_kit import SSEFramer
 from .budget import fit_thinking
 from .errors import ERRORS, error_event, malformed
 from .http import HTTP, messages_url, request_headers
-from .mapping import to_wire_params
+from .mapping import betas_of, to_wire_params
 from .options import cache_enabled
 from .reader import MessageReader, Problem, SplicedStream
 
@@ -58,7 +58,7 @@ async def stream_messages(
     text = encode_body(to_wire_params(request, route, cache=cache_enabled(request, options)))
     hide = request.thinking is not None and request.thinking.hide
     reader = MessageReader(route, hide_thinking=hide, sent_chars=len(text))
-    headers = request_headers(route, key, client.settings)
+    headers = request_headers(route, key, client.settings, betas_of(request))
     url = messages_url(route)
     async with HTTP.stream(client, route, url, body=text.encode(), headers=headers) as answer:
         answer.partial = reader.partial
