@@ -101,7 +101,7 @@ def test_unserved_paths_are_counted_by_method_and_a_bounded_path(
             httpx2.get(f"{url}/scan/{n}")
         httpx2.post(url + "/v1/responses", json={"model": "echo", "input": "hi"})
         httpx2.post(url + "/v1/responses", json={"model": "echo", "input": "again"})
-        httpx2.head(url + "/")
+        httpx2.head(url + "/api/tags")  # (HEAD / is served: the probe)
         httpx2.get(url + "/v1/chat/completions")
         httpx2.get(url + "/v1/models")
         text = httpx2.get(url + "/metrics").text
@@ -110,7 +110,7 @@ def test_unserved_paths_are_counted_by_method_and_a_bounded_path(
     assert 'modelplug_gateway_unserved_requests_total{method="POST",path="/v1/responses"} 2' in (
         unserved
     )
-    assert 'modelplug_gateway_unserved_requests_total{method="HEAD",path="/"} 1' in unserved
+    assert 'modelplug_gateway_unserved_requests_total{method="HEAD",path="/api/tags"} 1' in unserved
     assert (
         'modelplug_gateway_unserved_requests_total{method="GET",path="/v1/chat/completions"} 1'
         in unserved

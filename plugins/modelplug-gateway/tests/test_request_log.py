@@ -176,7 +176,7 @@ def test_every_request_has_its_line_unserved_paths_and_the_model_list_too(
     with serve(make_gateway(FakeModel([upstream_failed]))) as url:
         statuses = [
             httpx2.post(url + "/v1/responses?trace=1", json={"model": "echo", "input": "hi"}),
-            httpx2.head(url + "/"),
+            httpx2.head(url + "/api/tags"),
             httpx2.get(url + "/v1/models"),
             httpx2.get(url + "/v1/chat/completions"),
             httpx2.post(url + "/v1/chat/completions", json={"model": "fake/m", "messages": hello}),
@@ -187,7 +187,7 @@ def test_every_request_has_its_line_unserved_paths_and_the_model_list_too(
     lines = [json.loads(r.getMessage()) for r in caplog.records if r.name.endswith("requests")]
     assert [(x["method"], x["path"], x["status"], x["route"]) for x in lines] == [
         ("POST", "/v1/responses", 404, None),
-        ("HEAD", "/", 404, None),
+        ("HEAD", "/api/tags", 404, None),
         ("GET", "/v1/models", 200, None),
         ("GET", "/v1/chat/completions", 405, None),
         ("POST", "/v1/chat/completions", 502, "fake/m"),  # reached the upstream: named

@@ -48,6 +48,7 @@ _SSE = [
     (b"x-accel-buffering", b"no"),
 ]
 _KEEPALIVE = b": keep-alive\n\n"
+_ROOT = json.dumps({"name": "modelplug-gateway", "status": "ok"}).encode()
 MAX_ERROR_BODIES = 256
 LOGGER = logging.getLogger("modelplug.gateway")
 _NO_HEADERS: dict[str, str] = {}
@@ -87,6 +88,8 @@ class Gateway:
             ("POST", "/embeddings"): self._embeddings,
             ("GET", "/v1/models"): self._models,
             ("GET", "/models"): self._models,
+            ("GET", "/"): self._root,
+            ("HEAD", "/"): self._root,
             ("GET", "/health"): self._health,
             ("GET", "/ready"): self._ready,
             ("GET", "/metrics"): self._metrics,
@@ -594,6 +597,17 @@ class Gateway:
             latency_ms=took * 1000,
             overhead_ms=None,
         )
+
+    async def _root(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The gateway's name, for the connectivity probes clients send before their
+        first call (Claude Code's ``HEAD /``): no key asked, nothing revealed, nothing
+        logged or counted, like /health."""
+        if scope["method"] == "HEAD":
+            head = _json_head(_ROOT, None)
+            await send({"type": "http.response.start", "status": 200, "headers": head})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await self._send_encoded(send, 200, _ROOT)
 
     async def _health(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.send_json(send, 200, {"status": "ok"})
