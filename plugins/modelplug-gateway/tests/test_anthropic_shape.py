@@ -157,13 +157,16 @@ def test_thinking_modes(thinking: dict[str, Any], expected: dict[str, Any]) -> N
 @pytest.mark.parametrize(
     ("fields", "param"),
     [
-        ({"frobnicate": 1}, "frobnicate"),
         ({"messages": [{"role": "user", "content": "x", "name": "bob"}]}, "messages.0.name"),
         ({"max_tokens": "10"}, "max_tokens"),
         ({"max_tokens": True}, "max_tokens"),
         ({"model": ""}, "model"),
         ({"messages": []}, "messages"),
-        ({"messages": [{"role": "system", "content": "x"}]}, "messages.0.role"),
+        ({"messages": [{"role": "developer", "content": "x"}]}, "messages.0.role"),
+        (
+            {"messages": [{"role": "system", "content": [{"type": "image"}]}]},
+            "messages.0.content.0.type",
+        ),
         ({"temperature": 1.5}, "temperature"),
         ({"thinking": {"type": "enabled"}}, "thinking.budget_tokens"),
         ({"tool_choice": {"type": "sometimes"}}, "tool_choice.type"),

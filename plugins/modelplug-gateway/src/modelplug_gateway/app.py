@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 # At the top, not in the functions: an import statement in a function that runs on every
 # call costs a lookup through the import system each time (modelplug.plugin is loaded
 # with the plugin anyway).
-from modelplug import Done, ModelError, ModelplugError, OutputTruncatedError, TextDelta
+from modelplug import Done, ModelError, ModelplugError, Notice, OutputTruncatedError, TextDelta
 
 from .asgi import Disconnected, Receive, Scope, Send
 from .auth import OpenGate, Refusal, Ticket
@@ -31,9 +31,10 @@ from .request_log import log_request
 from .route_cache import RouteCache
 from .shapes.base import Parsed, Shape, ShapeError
 from .tracing import request_tracer
+from .upstream_fit import fit_to_route
 
 if TYPE_CHECKING:
-    from modelplug import Client, Event, Notice, Request, Response
+    from modelplug import Client, Event, Request, Response, Route
 
     from .auth import Gate
     from .settings import GatewaySettings
@@ -337,6 +338,7 @@ class Gateway:
                 check_model(parsed.model)  # a spec, before anything reads it
                 if shape.name == "anthropic":
                     parsed = mark_replay_target(parsed, self.client)
+                    parsed.betas = _betas(scope["headers"])
                 if self.allowed is not None and parsed.model not in self.allowed:
                     raise ShapeError(
                         f"model {parsed.model!r} is not served here (see GET /v1/models)",
@@ -406,7 +408,8 @@ class Gateway:
         try:
             route = self.routes.get(parsed.model)
             sent_to = route.name
-            response = await self.client.acomplete(route, parsed.request)
+            request, dropped = self._fit(parsed, route)
+            response = await self.client.acomplete(route, request)
         except OutputTruncatedError as exc:
             # A structured answer cut at max_tokens: the answer it is, stopped for length.
             cut = cut_answer(exc)
@@ -428,6 +431,8 @@ class Gateway:
         answered = time.perf_counter()
         body = shape.response(response, parsed.model)
         headers = self._answer_headers(response)
+        if dropped:
+            headers.append(_dropped_header(dropped))
         overhead = before + (time.perf_counter() - answered)
         headers.append((b"x-modelplug-overhead-ms", f"{overhead * 1000:.3f}".encode()))
         await self.send_json(send, 200, body, headers)
@@ -447,7 +452,8 @@ class Gateway:
             route = self.routes.get(parsed.model)
         except Exception as exc:  # a bad spec or settings: before any upstream call
             return await self.send_failure(send, shape, exc), None
-        tap = _Tap(self.client.astream(route, parsed.request), route.name)
+        request, dropped = self._fit(parsed, route)
+        tap = _Tap(self.client.astream(route, request), route.name)
         frames = shape.stream(tap.events(), parsed.model, parsed)
         watch = _Watch(receive)
         writer: _Writer | None = None
@@ -473,6 +479,8 @@ class Gateway:
             # The route answering when the stream begins (after any fallback so far).
             headers.append((b"x-modelplug-route", tap.answering.encode()))
             headers.append((b"x-modelplug-overhead-ms", f"{before * 1000:.3f}".encode()))
+            if dropped:  # known since the route was: before the first byte
+                headers.append(_dropped_header(dropped))
             if self.draining:
                 headers.append((b"connection", b"close"))
             self.metrics.open_streams += 1
@@ -502,6 +510,19 @@ class Gateway:
         elif tap.response is not None:
             self._count(tap.response, before)
         return status, tap.response
+
+    def _fit(self, parsed: Parsed, route: Route) -> tuple[Request, tuple[str, ...]]:
+        """The request as ``route``'s upstream can take it, and the fields left out
+        (:mod:`.upstream_fit`), which the operator's log hears of as a Notice."""
+        request, dropped = fit_to_route(parsed, route)
+        if dropped:
+            notice = Notice(
+                kind="dropped_fields",
+                message=f"{route.name} takes no {', '.join(dropped)}: left out of the call",
+                details={"route": route.name, "fields": list(dropped)},
+            )
+            LOGGER.info("%s", notice.message, extra={"notice": notice})
+        return request, dropped
 
     async def _settle(self, ticket: Ticket, response: Response | None) -> None:
         if type(ticket).settle is Ticket.settle:
@@ -766,6 +787,20 @@ def _json_head(data: bytes, headers: list[tuple[bytes, bytes]] | None) -> list[t
     if headers:
         head += headers
     return head
+
+
+def _betas(headers: list[tuple[bytes, bytes]]) -> tuple[str, ...]:
+    """The names of the caller's ``anthropic-beta`` headers (comma-separated, any
+    number of them), in order."""
+    names: list[str] = []
+    for name, value in headers:
+        if name == b"anthropic-beta":
+            names += (n.strip() for n in value.decode("latin-1").split(","))
+    return tuple(n for n in names if n)
+
+
+def _dropped_header(dropped: tuple[str, ...]) -> tuple[bytes, bytes]:
+    return (b"x-modelplug-dropped", ", ".join(dropped).encode())
 
 
 def _retry_after(seconds: float) -> tuple[bytes, bytes]:

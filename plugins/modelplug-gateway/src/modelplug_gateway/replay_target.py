@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 
     from .shapes.base import Parsed
 
-__all__ = ["mark_replay_target"]
+__all__ = ["ANTHROPIC_TYPES", "mark_replay_target"]
 
-_ANTHROPIC_TYPES = frozenset({"anthropic"})
+ANTHROPIC_TYPES = frozenset({"anthropic"})
 
 
 def mark_replay_target(parsed: Parsed, client: Client) -> Parsed:
@@ -46,7 +46,7 @@ def mark_replay_target(parsed: Parsed, client: Client) -> Parsed:
         route = client.resolve(parsed.model)
     except Exception:  # the call itself reports a name that does not resolve
         return parsed
-    if route.endpoint.type not in _ANTHROPIC_TYPES or route.name == parsed.model:
+    if route.endpoint.type not in ANTHROPIC_TYPES or route.name == parsed.model:
         return parsed
     updated = list(messages)
     for i in marked:

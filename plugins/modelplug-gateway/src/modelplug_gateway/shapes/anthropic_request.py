@@ -2,9 +2,15 @@
 
 Every field is checked before anything is built, so a malformed body is a ShapeError
 naming the field by its path (``messages.0.content.1.source``), the way the API words
-its own 400s, and never another exception. Fields the Messages API has that no
-provider could honour here (documents, computer-use tools) are refused by name rather
+its own 400s, and never another exception. Blocks and tools the Messages API has that
+no provider could honour here (documents, computer-use tools) are refused by name rather
 than dropped; ``metadata`` and ``service_tier`` are read and have no effect.
+
+A top-level field this module does not know (a beta feature such as Claude Code's
+``context_management``, or one the API adds tomorrow) is kept as sent in
+``Parsed.passthrough``, and a ``role: "system"`` message inside the conversation (Claude
+Code sends them) in ``Parsed.system_notes``: what becomes of them depends on the
+upstream the model resolves to (:mod:`modelplug_gateway.upstream_fit`).
 
 Thinking and redacted thinking blocks the client sends back keep the block exactly as
 it came (``wire``), and the assistant message is marked with the model the caller
@@ -100,6 +106,7 @@ class _Reader:
     def __init__(self, model: str) -> None:
         self.model = model
         self.cache = False
+        self.notes: list[tuple[int, str]] = []  # system messages inside the conversation
 
     def _cache_mark(self, block: dict[str, Any], param: str) -> None:
         mark = block.get("cache_control")
@@ -217,8 +224,13 @@ class _Reader:
             message = _obj(message, where)
             _extra(message, ("role", "content"), where)
             role = message.get("role")
+            if role == "system":
+                text = self.system(message.get("content"), f"{where}.content")
+                if text:
+                    self.notes.append((len(out), text))
+                continue
             if role not in ("user", "assistant"):
-                raise _refuse(f"{where}.role", "Input should be 'user' or 'assistant'")
+                raise _refuse(f"{where}.role", "Input should be 'user', 'assistant' or 'system'")
             content = message.get("content")
             if isinstance(content, str):
                 blocks = [{"type": "text", "text": content}]
@@ -233,12 +245,12 @@ class _Reader:
             out.append(entry)
         return out
 
-    def system(self, value: Any) -> str | None:
+    def system(self, value: Any, param: str = "system") -> str | None:
         if isinstance(value, str):
             return value or None
         texts = []
-        for i, block in enumerate(_list(value, "system")):
-            where = f"system.{i}"
+        for i, block in enumerate(_list(value, param)):
+            where = f"{param}.{i}"
             block = _obj(block, where)
             if block.get("type") != "text":
                 raise _refuse(f"{where}.type", "Input should be 'text'")
@@ -350,7 +362,8 @@ def parse_request(body: Any) -> Parsed:
     from modelplug import Request
 
     body = _obj(body, "body")
-    _extra(body, _FIELDS, "")
+    # What the API may take and this module does not read: for the upstream to judge.
+    passthrough = {key: value for key, value in body.items() if key not in _FIELDS}
     model = _str(body.get("model"), "model", empty=False)
     reader = _Reader(model)
     fields: dict[str, Any] = {
@@ -396,7 +409,13 @@ def parse_request(body: Any) -> Parsed:
         # The conversation's own rules (a tool_result answering no tool_use, tool
         # names repeated, tool_choice naming no tool): pydantic's words, one line each.
         raise ShapeError(_validation_words(error)) from None
-    return Parsed(model=model, request=request, stream=stream)
+    return Parsed(
+        model=model,
+        request=request,
+        stream=stream,
+        passthrough=passthrough,
+        system_notes=tuple(reader.notes),
+    )
 
 
 def _validation_words(error: ValueError) -> str:

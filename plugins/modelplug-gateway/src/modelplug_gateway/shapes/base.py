@@ -4,7 +4,7 @@ and word an error the way that API's SDKs read it."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -41,6 +41,15 @@ class Parsed:
     stream: bool
     include_usage: bool = True
     """OpenAI's ``stream_options.include_usage``; shapes that always report usage keep True."""
+    passthrough: dict[str, Any] = field(default_factory=dict)
+    """Top-level fields the shape does not read (a beta feature's), as sent: they go to
+    an upstream of the shape's own type and are dropped for others
+    (:mod:`modelplug_gateway.upstream_fit`)."""
+    system_notes: tuple[tuple[int, str], ...] = ()
+    """System messages sent inside the conversation, as ``(i, text)``: the text came
+    just before ``request.messages[i]`` (``i`` may be its length: at the end)."""
+    betas: tuple[str, ...] = ()
+    """The caller's ``anthropic-beta`` header names, for an Anthropic upstream."""
 
 
 class Shape(Protocol):
