@@ -6,7 +6,9 @@ reset mid-body. Every request is recorded (method, path, headers, body, and the
 connection it came on), every connection accepted is counted (``connections``), and
 the connections the client closed are noted (``closed_by_client``): like a real server,
 it notices a client that went away even while it waits out a delay or a stall, and
-stops answering it.
+stops answering it. ``wait_idle()`` waits until no request is on its way or being
+answered, so a server shared by several tests can be handed on without a request an
+earlier test left in flight taking an answer queued for the next.
 
     server = WireServer().start()
     server.add_sse(["{\\"choices\\": []}"], done=True)
@@ -127,6 +129,19 @@ class _Server(socketserver.ThreadingTCPServer):
     timeout = 0.5
     wire: WireServer
 
+    def get_request(self) -> tuple[socket.socket, Any]:
+        connection, address = super().get_request()
+        # Counted busy from its accept on, before its handler's thread has started.
+        self.wire._opened(connection)
+        return connection, address
+
+    def shutdown_request(self, request: Any) -> None:
+        # Every accepted connection ends here, its handler done or never begun.
+        try:
+            super().shutdown_request(request)
+        finally:
+            self.wire._gone(request)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that hangs up mid-response is what several tests do on purpose.
         import sys
@@ -140,12 +155,16 @@ class _Handler(socketserver.BaseRequestHandler):
 
     def handle(self) -> None:
         sock: socket.socket = self.request
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        reader = sock.makefile("rb")
         wire = self.server.wire
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        # Unbuffered file (it keeps the socket open until the handler ends, as a
+        # buffered one did) under a buffer of our own: wait_idle() must see bytes that
+        # arrived and were read ahead but not yet made a request.
+        reader = _Reader(sock.makefile("rb", buffering=0))
         number = wire._accepted()
         while not wire.stopping.is_set():
             try:
+                wire._await_request(sock, reader)
                 request = _read_request(reader)
             except OSError:  # a reset while waiting for the next request
                 request = None
@@ -159,7 +178,52 @@ class _Handler(socketserver.BaseRequestHandler):
                 return
 
 
-def _read_request(reader: Any) -> RecordedRequest | None:
+class _Reader:
+    """A connection's input with a buffer that can be looked at (``buffered``)."""
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        self._buffer = bytearray()
+
+    @property
+    def buffered(self) -> int:
+        return len(self._buffer)
+
+    def _fill(self) -> bool:
+        data = self._raw.read(65536)
+        if not data:
+            return False
+        self._buffer += data
+        return True
+
+    def _take(self, count: int) -> bytes:
+        data = bytes(self._buffer[:count])
+        del self._buffer[:count]
+        return data
+
+    def readline(self, limit: int = 65536) -> bytes:
+        while True:
+            end = self._buffer.find(b"\n", 0, limit)
+            if end >= 0:
+                return self._take(end + 1)
+            if len(self._buffer) >= limit or not self._fill():
+                return self._take(limit)
+
+    def read(self, count: int) -> bytes:
+        while len(self._buffer) < count and self._fill():
+            pass
+        return self._take(count)
+
+
+def _readable(sock: socket.socket, timeout: float | None = 0) -> bool:
+    """Whether the socket has bytes (or its end) to read, waiting up to ``timeout``
+    (None: as long as it takes). A selector, not select(): no limit on the fd number."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(sock, selectors.EVENT_READ)
+        return bool(selector.select(timeout))
+
+
+def _read_request(reader: _Reader) -> RecordedRequest | None:
     line = reader.readline(65536)
     if not line or not line.strip():
         return None
@@ -278,6 +342,10 @@ class WireServer:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._wake: tuple[socket.socket, socket.socket] | None = None  # wakes _serve
+        # The open connections: their reader while the handler waits for a request,
+        # None while one is read or answered (or the handler has not begun).
+        self._live: dict[socket.socket, _Reader | None] = {}
+        self._accepting = 0  # the serving loop is accepting a connection
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -302,7 +370,15 @@ class WireServer:
             while not self.stopping.is_set():
                 ready = {key.fileobj for key, _ in selector.select()}
                 if server in ready and not self.stopping.is_set():
-                    server.handle_request()  # a connection is waiting: accepts at once
+                    # Counted from before the accept: wait_idle() must not see the gap
+                    # between the listening socket's backlog and the connection's entry.
+                    with self._lock:
+                        self._accepting += 1
+                    try:
+                        server.handle_request()  # a connection is waiting: accepts at once
+                    finally:
+                        with self._lock:
+                            self._accepting -= 1
 
     def stop(self) -> None:
         """Stop serving and close every connection."""
@@ -413,6 +489,58 @@ class WireServer:
         within ``timeout`` seconds."""
         with self._changed:
             return self._changed.wait_for(lambda: connection in self.closed_by_client, timeout)
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Wait until no request is on its way or being answered: every connection the
+        client left open waits for its next request with no byte of one arrived, and no
+        connection waits to be accepted. False when that had not come within
+        ``timeout`` seconds (a response still stalling, a client still reading).
+
+        A client that gives up on a request it has sent (a cancelled call) leaves its
+        bytes to the server, which reads them when its thread next runs: on a busy
+        machine, after the next test has queued its answers, one of which the old
+        request would take. A server shared by several tests waits for this before it is
+        handed on."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not self._idle():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                # Bytes arriving notify nobody: look again every poll interval.
+                self._changed.wait(min(left, POLL_SECONDS))
+        return True
+
+    def _idle(self) -> bool:
+        # Called with the lock held: the handlers change their entries under it.
+        if self._accepting or (self._server is not None and _readable(self._server.socket)):
+            return False
+        for sock, reader in self._live.items():
+            if reader is None or reader.buffered or _readable(sock):
+                return False
+        return True
+
+    def _opened(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._live[sock] = None
+
+    def _await_request(self, sock: socket.socket, reader: _Reader) -> None:
+        """Wait (as the handler) until a request's bytes arrive, marked idle meanwhile;
+        busy again, under the lock, before any of them is read."""
+        with self._changed:
+            self._live[sock] = reader
+            self._changed.notify_all()
+        try:
+            if not reader.buffered:
+                _readable(sock, None)
+        finally:  # busy on any way out: _idle() must not look at a socket being closed
+            with self._lock:
+                self._live[sock] = None
+
+    def _gone(self, sock: socket.socket) -> None:
+        with self._changed:
+            self._live.pop(sock, None)
+            self._changed.notify_all()
 
     def _accepted(self) -> int:
         with self._lock:
