@@ -40,12 +40,19 @@ async def gather_batches(
     """
     total = sum(len(chunk) for _, chunk in batches)
     room = asyncio.Semaphore(max(1, limit))
+    failed: list[Exception] = []
 
     async def one(start: int, chunk: list[str]) -> T:
         async with room:
+            # A failure frees its slot before the call's cancellation reaches the
+            # batches still waiting: one woken by that slot must not send (a request
+            # billed for an answer nobody reads).
+            if failed:
+                raise asyncio.CancelledError
             try:
                 return await send(start, chunk)
             except Exception as exc:
+                failed.append(exc)
                 _name_inputs(exc, start, len(chunk), total)
                 raise
 
