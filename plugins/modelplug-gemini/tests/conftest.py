@@ -53,12 +53,8 @@ def _module_wire_server() -> Iterator[WireServer]:
 
 @pytest.fixture
 def wire_server(_module_wire_server: WireServer) -> WireServer:
-    """The test kit's WireServer, shared by a module's tests, emptied before each."""
-    server = _module_wire_server
-    assert server.pending == 0, "a previous test left responses queued"
-    server.requests.clear()
-    server.stopping.clear()
-    return server
+    """The test kit's WireServer, shared by a module's tests, handed on idle and emptied (``WireServer.hand_on``)."""
+    return _module_wire_server.hand_on()
 
 
 @pytest.fixture

@@ -64,3 +64,14 @@ def test_refused_url_refuses() -> None:
 def test_split_helpers() -> None:
     assert split_every(b"abcde", 2) == [b"ab", b"cd", b"e"]
     assert split_events(b"data: 1\n\ndata: 2\n\n") == [b"data: 1\n\n", b"data: 2\n\n"]
+
+
+def test_hand_on_empties_an_idle_server_and_refuses_one_with_answers_left() -> None:
+    with WireServer() as server:
+        server.add_json({"ok": True})
+        httpx2.get(server.url + "/x")
+        assert server.requests
+        assert server.hand_on() is server and server.requests == []
+        server.add_json({"left": True})
+        with pytest.raises(AssertionError, match="left responses queued"):
+            server.hand_on()

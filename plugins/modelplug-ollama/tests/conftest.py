@@ -108,12 +108,8 @@ def _module_wire_server() -> Iterator[WireServer]:
 @pytest.fixture
 def wire_server(_module_wire_server: WireServer) -> WireServer:
     """The test kit's WireServer, shared by a module's tests (stopping one costs half a
-    second), emptied before each test."""
-    server = _module_wire_server
-    assert server.pending == 0, "a previous test left responses queued"
-    server.requests.clear()
-    server.stopping.clear()
-    return server
+    second), handed on idle and emptied before each test (``WireServer.hand_on``)."""
+    return _module_wire_server.hand_on()
 
 
 # No timing checks in property tests: a busy machine must not fail them by chance.

@@ -52,25 +52,11 @@ def _module_wire_server() -> Iterator[WireServer]:
         server.stop()
 
 
-def hand_on(server: WireServer) -> WireServer:
-    """``server`` made ready for the next test: once it is idle, emptied.
-
-    Idle first: a request a previous test sent and gave up on (the batch a failed
-    embedding call had already started, then cancelled) is still the server's to read,
-    and on a busy machine it reads it late, after the next test has queued its answer,
-    which it would take. Waited for here, it takes nothing of the next test's."""
-    assert server.wait_idle(), "a previous test left a request still being answered"
-    assert server.pending == 0, "a previous test left responses queued"
-    server.requests.clear()
-    server.stopping.clear()
-    return server
-
-
 @pytest.fixture
 def wire_server(_module_wire_server: WireServer) -> WireServer:
     """The test kit's WireServer, shared by a module's tests (stopping one costs half a
     second), handed on idle and emptied before each test."""
-    return hand_on(_module_wire_server)
+    return _module_wire_server.hand_on()
 
 
 # No timing checks in property tests: a busy machine must not fail them by chance.

@@ -490,6 +490,17 @@ class WireServer:
         with self._changed:
             return self._changed.wait_for(lambda: connection in self.closed_by_client, timeout)
 
+    def hand_on(self) -> WireServer:
+        """This server made ready for the next test that shares it: once idle
+        (:meth:`wait_idle`), its recorded requests and stops cleared. A test that left
+        answers queued, or a request still being answered, fails the next one's setup
+        with an error saying so."""
+        assert self.wait_idle(), "a previous test left a request still being answered"
+        assert self.pending == 0, "a previous test left responses queued"
+        self.requests.clear()
+        self.stopping.clear()
+        return self
+
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Wait until no request is on its way or being answered: every connection the
         client left open waits for its next request with no byte of one arrived, and no
