@@ -27,6 +27,10 @@ from modelplug.contract.routes import Price, StructuredMode, TextCallMode
 from modelplug.contract.secrets import redact, register_secret
 
 __all__ = [
+    "CORE_KEYS",
+    "PROJECT_MODEL_KEYS",
+    "REDIRECT_KEYS",
+    "TOGGLE_KEYS",
     "Layer",
     "ModelSettings",
     "ModelplugWarning",
@@ -39,6 +43,7 @@ __all__ = [
     "looks_like_variable_name",
     "normalize_plugin_name",
     "warn",
+    "warn_settings",
 ]
 
 CORE_KEYS = frozenset(
@@ -120,7 +125,7 @@ class PluginToggles:
     local: list[str] = field(default_factory=list)
 
 
-_TOGGLE_KEYS = frozenset(field_names(PluginToggles))
+TOGGLE_KEYS = frozenset(field_names(PluginToggles))
 LayerName = Literal["user file", "project file", "environment", "explicit"]
 
 
@@ -453,7 +458,9 @@ class Settings:
         known = field_names(record)
         unknown = [k for k in entry if k not in known]
         for key in unknown:
-            _warn(f"{self._source(top)}: unknown key '{where}.{key}' (known: {', '.join(known)})")
+            warn_settings(
+                f"{self._source(top)}: unknown key '{where}.{key}' (known: {', '.join(known)})"
+            )
         return {k: v for k, v in entry.items() if k not in unknown}
 
     def _string_map(self, key: str) -> dict[str, str]:
@@ -592,7 +599,8 @@ def _deep_merge(into: dict[str, Any], data: Mapping[str, Any]) -> None:
             into[key] = value
 
 
-def _warn(message: str) -> None:
+def warn_settings(message: str) -> None:
+    """A warning about the settings being read, pointing at the caller of the reader."""
     warn(message, stacklevel=3)
 
 
@@ -607,19 +615,21 @@ def _read_credentials(path: Path) -> dict[str, str]:
     except FileNotFoundError:
         return keys
     except OSError:
-        _warn(f"{path}: ignored the credentials file: it must be a regular file, not a link")
+        warn_settings(
+            f"{path}: ignored the credentials file: it must be a regular file, not a link"
+        )
         return keys
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            _warn(f"{path}: ignored the credentials file: not a regular file")
+            warn_settings(f"{path}: ignored the credentials file: not a regular file")
             return keys
         if hasattr(os, "getuid") and info.st_uid != os.getuid():
-            _warn(f"{path}: ignored the credentials file: it is not owned by you")
+            warn_settings(f"{path}: ignored the credentials file: it is not owned by you")
             return keys
         if info.st_mode & 0o077:
             # Group or other bits: readable (or writable) by others.
-            _warn(
+            warn_settings(
                 f"{path}: ignored the credentials file: its permissions let others read it; "
                 f"run chmod 600 {path}"
             )
@@ -628,7 +638,7 @@ def _read_credentials(path: Path) -> dict[str, str]:
             try:
                 data = tomllib.load(handle)
             except tomllib.TOMLDecodeError as exc:
-                _warn(f"{path}: ignored the credentials file: invalid TOML ({exc})")
+                warn_settings(f"{path}: ignored the credentials file: invalid TOML ({exc})")
                 return keys
     finally:
         os.close(fd)

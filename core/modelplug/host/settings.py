@@ -18,14 +18,14 @@ from typing import Any
 
 from modelplug.contract.errors import ConfigError
 from modelplug.contract.settings import (
-    _TOGGLE_KEYS,
     CORE_KEYS,
     PROJECT_MODEL_KEYS,
     REDIRECT_KEYS,
+    TOGGLE_KEYS,
     Layer,
     Settings,
-    _warn,
     warn,
+    warn_settings,
 )
 
 __all__ = [
@@ -168,7 +168,7 @@ def _strip_redirects(data: Any, path: str, source: Path) -> Any:
     for key, value in data.items():
         dotted = f"{path}.{key}" if path else key
         if key in REDIRECT_KEYS:
-            _warn(
+            warn_settings(
                 f"{source}: ignored '{dotted}': only your user settings file may set base "
                 "URLs, headers or key variables (a project must not redirect traffic)"
             )
@@ -183,7 +183,7 @@ def _project_layer(path: Path, data: dict[str, Any]) -> Layer:
         if key in data:
             data.pop(key)
             what = "define providers" if key == "providers" else "trust projects"
-            _warn(
+            warn_settings(
                 f"{path}: ignored '{key}': only your user settings file may {what} "
                 "(a cloned repository must never redirect a key to its own server)"
             )
@@ -199,7 +199,7 @@ def _project_layer(path: Path, data: dict[str, Any]) -> Layer:
                 if key in PROJECT_MODEL_KEYS:
                     allowed[key] = value
                 else:
-                    _warn(
+                    warn_settings(
                         f"{path}: ignored 'models.{spec}.{key}': a project file may set a "
                         "model's price, context_window and max_output_tokens only"
                     )
@@ -233,12 +233,12 @@ def _check_unknown_keys(layer: Layer, text: str | None) -> None:
             continue
         line = _line_of(text, key) if text else None
         where = f"{layer.path}:{line}" if line else str(layer.path or layer.name)
-        _warn(f"{where}: unknown key '{key}' (known keys: {', '.join(sorted(CORE_KEYS))})")
+        warn_settings(f"{where}: unknown key '{key}' (known keys: {', '.join(sorted(CORE_KEYS))})")
     plugins = layer.data.get("plugins")
     if isinstance(plugins, dict):
         for key in plugins:
-            if key not in _TOGGLE_KEYS:
-                _warn(
+            if key not in TOGGLE_KEYS:
+                warn_settings(
                     f"{layer.path or layer.name}: unknown key 'plugins.{key}' "
                     "(known: enable, disable, local)"
                 )
@@ -271,9 +271,9 @@ def load_settings(
     # This file decides where keys are sent: one that others can change is not yours.
     exposure = _writable_by_others(user) if user.is_file() else None
     if exposure is not None and exposure[1]:
-        _warn(f"{user}: ignored your user settings file: {exposure[0]}")
+        warn_settings(f"{user}: ignored your user settings file: {exposure[0]}")
     elif exposure is not None:
-        _warn(f"{user}: your user settings file is not yours alone: {exposure[0]}")
+        warn_settings(f"{user}: your user settings file is not yours alone: {exposure[0]}")
     if (exposure is None or not exposure[1]) and user.is_file():
         data, text = _read_toml(user)
         layer = Layer("user file", user, data)
