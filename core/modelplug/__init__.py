@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from modelplug.contract.errors import OutputValidationError as OutputValidationError
     from modelplug.contract.errors import PluginError as PluginError
     from modelplug.contract.errors import PluginLoadError as PluginLoadError
+    from modelplug.contract.errors import PluginLockError as PluginLockError
     from modelplug.contract.errors import RequestError as RequestError
     from modelplug.contract.errors import TextCallError as TextCallError
     from modelplug.contract.errors import UnknownProviderError as UnknownProviderError
@@ -145,6 +146,7 @@ EXPORTS = {
     "OutputValidationError": "modelplug.contract.errors",
     "PluginError": "modelplug.contract.errors",
     "PluginLoadError": "modelplug.contract.errors",
+    "PluginLockError": "modelplug.contract.errors",
     "RequestError": "modelplug.contract.errors",
     "TextCallError": "modelplug.contract.errors",
     "UnknownProviderError": "modelplug.contract.errors",

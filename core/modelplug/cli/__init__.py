@@ -6,9 +6,9 @@ the request, a missing key); 141 the reader of stdout went away (``modelplug ...
 head``), quietly, as a command that SIGPIPE stops. Errors are one line, never a
 traceback.
 
-Each command group is its own module (``chat``, ``config``, ``embed``, ``models``, ``plugins``,
-``resolve`` with ``price``, ``trust``, ``new_plugin``); plugins add subcommands through the
-``modelplug_cli_commands`` hook.
+Each command group is its own module (``chat``, ``config``, ``embed``, ``install``,
+``models``, ``plugins``, ``resolve`` with ``price``, ``trust``, ``new_plugin``); plugins add
+subcommands through the ``modelplug_cli_commands`` hook.
 """
 
 from __future__ import annotations
@@ -21,11 +21,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from modelplug.cli import chat, config, embed, models, new_plugin, plugins, resolve, trust
+from modelplug.cli import (
+    chat,
+    config,
+    embed,
+    install,
+    models,
+    new_plugin,
+    plugins,
+    resolve,
+    trust,
+)
 from modelplug.cli.exit_code import exit_code
 from modelplug.cli.trust import add_trusted_project
 from modelplug.client.client import Client
-from modelplug.contract.errors import ModelplugError
+from modelplug.contract.errors import ModelplugError, PluginLockError
 from modelplug.contract.secrets import redact
 from modelplug.contract.settings import ModelplugWarning
 from modelplug.host.settings import load_settings
@@ -49,6 +59,7 @@ def build_parser(client: Client | None) -> argparse.ArgumentParser:
     chat.add_parser(sub)
     config.add_parser(sub)
     embed.add_parser(sub)
+    install.add_parser(sub)
     models.add_parser(sub)
     new_plugin.add_parser(sub)
     plugins.add_parser(sub)
@@ -83,6 +94,13 @@ def _main(args_list: list[str]) -> int:
         warnings.filterwarnings("ignore", message=".*is not trusted", category=ModelplugWarning)
     try:
         client = Client()
+    except PluginLockError as exc:
+        if command not in ("plugins", "install"):
+            print(f"modelplug: {exc}", file=sys.stderr)
+            return exit_code(exc)
+        # What fixes the refusal (lock, audit, install) reads metadata, not plugins.
+        print(f"modelplug: warning: {exc}", file=sys.stderr)
+        client = Client(entry_points=False)
     except ModelplugError as exc:
         print(f"modelplug: {exc}", file=sys.stderr)
         if command not in ("plugins", "config"):

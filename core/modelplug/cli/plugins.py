@@ -1,10 +1,14 @@
-"""``modelplug plugins`` and ``--version``: what is installed and why each is on or off."""
+"""``modelplug plugins`` and ``--version``: what is installed and why each is on or off;
+``modelplug plugins lock`` and ``audit`` (:mod:`~modelplug.cli.plugin_lock`,
+:mod:`~modelplug.cli.plugin_audit`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 from typing import TYPE_CHECKING, Any
+
+from modelplug.cli import plugin_audit, plugin_lock
 
 if TYPE_CHECKING:
     from modelplug.client.client import Client
@@ -17,6 +21,36 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     plugins.add_argument("--all", action="store_true", help="include built-in plugins")
     plugins.add_argument("--json", action="store_true", help="print JSON")
     plugins.set_defaults(handler=run)
+    actions = plugins.add_subparsers(dest="plugins_command", metavar="ACTION")
+    lock = actions.add_parser(
+        "lock",
+        help="write the plugin lock: each enabled plugin's version, entry point and files",
+        description=(
+            "Write modelplug.lock (where [plugins] lock or MODELPLUG_PLUGIN_LOCK says, else "
+            "beside the project file): each enabled plugin's distribution, version, entry "
+            "point and a sha256 over its files. With [plugins] lock set, a plugin that "
+            "differs from it is not loaded."
+        ),
+    )
+    lock.set_defaults(handler=plugin_lock.run)
+    audit = actions.add_parser(
+        "audit",
+        help="list .pth files that run code, unlocked or changed plugins (exit 1 if any)",
+        description=(
+            "List .pth files with an executable line and who installed them, plugins the "
+            "lock does not hold, entry points whose module is not their distribution's, and "
+            "locked plugins whose files changed. Exit status 1 when it finds anything."
+        ),
+    )
+    audit.add_argument("--json", action="store_true", help="print JSON")
+    audit.add_argument(
+        "--allow-pth",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="do not report the .pth files of this distribution (repeatable)",
+    )
+    audit.set_defaults(handler=plugin_audit.run)
 
 
 def run(args: argparse.Namespace, client: Client) -> int:

@@ -27,6 +27,7 @@ __all__ = [
     "OutputValidationError",
     "PluginError",
     "PluginLoadError",
+    "PluginLockError",
     "RequestError",
     "ScriptExhaustedError",
     "TextCallError",
@@ -199,6 +200,16 @@ class RequestError(ModelplugError, ValueError):
 
 class PluginLoadError(ModelplugError):
     """A plugin failed to import or to validate (fatal only with MODELPLUG_STRICT_PLUGINS=1)."""
+
+
+class PluginLockError(PluginLoadError):
+    """An installed plugin differs from the plugin lock (``[plugins] lock``) and
+    ``lock_mode = "strict"`` is set: the program refuses to start. ``distributions``
+    names each distribution that differs, is not in the lock or was removed since."""
+
+    def __init__(self, message: str, distributions: list[str]) -> None:
+        super().__init__(message)
+        self.distributions = distributions
 
 
 class PluginError(ModelplugError):

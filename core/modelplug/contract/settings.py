@@ -118,11 +118,16 @@ class ModelSettings:
 
 @dataclass(kw_only=True)
 class PluginToggles:
-    """``enable`` is an allow-list (None: every plugin; []: none); ``disable`` blocks."""
+    """``enable`` is an allow-list (None: every plugin; []: none); ``disable`` blocks.
+    ``lock`` names the plugin lock file (relative to the settings file that names it) and
+    ``lock_mode`` says what a plugin that differs from it does: ``"warn"`` (skipped, with
+    a warning) or ``"strict"`` (the program refuses to start)."""
 
     enable: list[str] | None = None
     disable: list[str] = field(default_factory=list)
     local: list[str] = field(default_factory=list)
+    lock: str | None = None
+    lock_mode: Literal["warn", "strict"] | None = None
 
 
 TOGGLE_KEYS = frozenset(field_names(PluginToggles))

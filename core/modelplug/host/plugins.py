@@ -21,8 +21,14 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import pluggy
 
 from modelplug.contract import hookspecs
-from modelplug.contract.errors import ModelplugError, PluginError, PluginLoadError
+from modelplug.contract.errors import (
+    ModelplugError,
+    PluginError,
+    PluginLoadError,
+    PluginLockError,
+)
 from modelplug.contract.settings import PluginToggles, Settings, normalize_plugin_name, warn
+from modelplug.host.plugin_lock import ACCEPT, LockGuard
 
 if TYPE_CHECKING:
     from modelplug.contract.context import CallContext
@@ -172,20 +178,56 @@ class PluginHost:
             self.infos.append(info)
 
     def _register_entry_points(self) -> None:
-        for ep in _entry_points():
+        entry_points = _entry_points()
+        guard = LockGuard.from_settings(self.settings)
+        refusals: dict[str, str] = {}
+        to_load = []
+        for ep in entry_points:
             dist = getattr(ep, "dist", None)
             version = getattr(dist, "version", None) if dist is not None else None
             enabled, reason = self.decide(ep.name, "entry point")
             info = PluginInfo(ep.name, version, "entry point", enabled, reason, module=ep.value)
             self.infos.append(info)
-            if not enabled:
-                continue
+            problem = guard.check(ep) if guard is not None and enabled else None
+            if problem is not None:
+                info.enabled, info.reason = False, "kept out by the plugin lock"
+                info.error = problem
+                refusals[dist.name if dist is not None else ep.name] = problem
+            elif enabled:
+                to_load.append((ep, info))
+        if guard is not None:
+            guard.finish()
+            self._lock_refusals(guard, refusals, [ep.dist.name for ep in entry_points if ep.dist])
+        for ep, info in to_load:
             try:
                 plugin = ep.load()
             except Exception as exc:
                 self._failed(info, exc)
                 continue
             self._register(plugin, ep.name, info)
+
+    def _lock_refusals(
+        self, guard: LockGuard, refusals: dict[str, str], installed: list[str]
+    ) -> None:
+        """Say which plugins the lock kept out: one warning each, or in strict mode one
+        PluginLockError naming every distribution, before any plugin was imported."""
+        for name in guard.removed(installed):
+            refusals[name] = f"{name} is in the plugin lock {guard.setting.path} but not installed"
+        if guard.missing_file:
+            warn(
+                f"the plugin lock {guard.setting.path} ({guard.setting.where}) does not "
+                "exist, so no installed plugin is loaded; `modelplug plugins lock` writes it",
+                stacklevel=5,
+            )
+        if refusals and guard.setting.strict:
+            raise PluginLockError(
+                f"refusing to start: {'; '.join(refusals.values())}. Run `modelplug plugins "
+                'lock` to accept the plugins as installed ([plugins] lock_mode = "strict")',
+                sorted(refusals),
+            )
+        for name, problem in refusals.items():
+            verb = "skipped the plugin" if "not installed" not in problem else "missing plugin"
+            warn(f"{verb} {name}: {problem}; {ACCEPT}", stacklevel=5)
 
     def _register_local(self) -> None:
         modules = self.settings.local_plugins

@@ -218,6 +218,8 @@ def _env_layer(environ: Mapping[str, str]) -> Layer:
         toggles["enable"] = _split_names(environ["MODELPLUG_PLUGINS"])
     if environ.get("MODELPLUG_DISABLE"):
         toggles["disable"] = _split_names(environ["MODELPLUG_DISABLE"])
+    if environ.get("MODELPLUG_PLUGIN_LOCK"):
+        toggles["lock"] = environ["MODELPLUG_PLUGIN_LOCK"]
     if toggles:
         data["plugins"] = toggles
     return Layer("environment", None, data)
@@ -240,7 +242,7 @@ def _check_unknown_keys(layer: Layer, text: str | None) -> None:
             if key not in TOGGLE_KEYS:
                 warn_settings(
                     f"{layer.path or layer.name}: unknown key 'plugins.{key}' "
-                    "(known: enable, disable, local)"
+                    f"(known: {', '.join(sorted(TOGGLE_KEYS))})"
                 )
 
 
