@@ -205,7 +205,8 @@ def test_a_plugin_not_in_the_lock_and_one_removed_since_are_named(world: World) 
     partial = world.home / "partial.lock"
     import tomllib
 
-    from modelplug.host.plugin_lock import LockedPlugin, lock_text
+    from modelplug.cli.lock_writer import lock_text
+    from modelplug.host.plugin_lock import LockedPlugin
 
     data = tomllib.loads(world.lock.read_text())["plugins"]
     clean = LockedPlugin(name="modelplug-clean", **data["modelplug-clean"])

@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 from modelplug.cli.package_index import index_urls, upload_time
 from modelplug.cli.plugin_lock import lock_path, relock
+from modelplug.cli.pth_audit import wheel_pth_files
 from modelplug.contract.secrets import redact
 from modelplug.host.file_digests import sha256_of
 from modelplug.host.plugin_lock import LOCK_FILE_NAME, canonical_name
-from modelplug.host.pth_audit import wheel_pth_files
 
 if TYPE_CHECKING:
     from modelplug.client.client import Client

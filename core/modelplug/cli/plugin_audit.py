@@ -15,11 +15,9 @@ import json
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
+from modelplug.cli.pth_audit import executable_pth_files, module_among_files
 from modelplug.contract.secrets import redact
-from modelplug.host.file_digests import DigestCache
-from modelplug.host.plugin_files import module_among_files
 from modelplug.host.plugin_lock import canonical_name, differences, lock_setting, read_lock
-from modelplug.host.pth_audit import executable_pth_files
 
 if TYPE_CHECKING:
     from modelplug.client.client import Client
@@ -69,7 +67,6 @@ def findings(client: Client, allow_pth: set[str]) -> tuple[str | None, list[dict
     if setting is None:
         return None, found
     locked = read_lock(setting.path)
-    fresh = DigestCache(None)
     installed: set[str] = set()
     for ep in plugins:
         dist = ep.dist
@@ -81,7 +78,7 @@ def findings(client: Client, allow_pth: set[str]) -> tuple[str | None, list[dict
         if entry is None:
             found.append({"kind": "not_locked", "distribution": dist.name, "version": dist.version})
             continue
-        changed = differences(entry, dist, ep, fresh)
+        changed = differences(entry, dist, ep, [])
         if changed:
             found.append({"kind": "changed", "distribution": dist.name, "differences": changed})
     for name, entry in sorted(locked.items()):

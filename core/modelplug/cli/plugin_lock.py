@@ -9,6 +9,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from modelplug.cli.lock_writer import snapshot, write_lock
 from modelplug.contract.settings import Settings
 from modelplug.host.plugin_lock import (
     LOCK_FILE_NAME,
@@ -16,8 +17,6 @@ from modelplug.host.plugin_lock import (
     canonical_name,
     lock_setting,
     read_lock,
-    snapshot,
-    write_lock,
 )
 
 if TYPE_CHECKING:

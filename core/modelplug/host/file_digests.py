@@ -1,11 +1,11 @@
-"""The sha256 of a file, remembered by its size and times, so checking a plugin lock at
-every start reads each file once, not once per start.
+"""File digests, and which plugins were verified against which lock, remembered by the
+stamps of the files read, so a start where nothing changed stats each locked file and
+reads nothing else (not the files, not the lock, not RECORD).
 
 The cache is one JSON file in the data directory (``plugin-file-digests.json``, 0600 in a
-0700 directory). An entry is used only while the file's size, modification time *and*
-change time (``st_ctime_ns``) are what they were when it was hashed: a program can set a
-file's modification time back (``os.utime``) but not its change time, so a file rewritten
-to the same size with its old mtime is hashed again. The cache is speed only: a missing,
+0700 directory). A stamp is a path's (size, modification time, change time): a program
+can set a file's modification time back (``os.utime``), not its change time, so a file
+rewritten to its old size and mtime is read again. The cache is speed only: a missing,
 unreadable or unwritable one costs a rehash, never a wrong answer. ``modelplug plugins
 audit`` does not use it.
 """
@@ -15,84 +15,76 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
-__all__ = ["CACHE_NAME", "DigestCache", "sha256_of"]
+__all__ = ["CACHE_NAME", "VerificationCache", "sha256_of", "stamp_of"]
 
 CACHE_NAME = "plugin-file-digests.json"
-CHUNK = 1 << 16
 
 
-def sha256_of(path: Path) -> str:
-    """The hex sha256 of a file's bytes."""
-    import hashlib  # here: a start whose files are all cached never needs it
+def sha256_of(path: Path) -> str | None:
+    """The hex sha256 of a file's bytes, or None when it cannot be read."""
+    import hashlib  # here: a start where nothing changed never needs it
 
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return None
 
 
-class DigestCache:
-    """File digests keyed by path, valid while (size, mtime, ctime) are unchanged.
+def stamp_of(path: Path | str) -> list[int] | None:
+    """A file's or directory's (size, mtime, ctime), or None when it is gone: what must
+    be unchanged for a remembered answer to hold."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns]
 
-    :param directory: the data directory, or None to hash every time (the audit).
+
+class VerificationCache:
+    """Plugins verified against one lock: for each, the stamps of the paths its
+    verification read (each file's digest matched the lock's).
+
+    :param directory: the data directory, or None to remember nothing (the audit).
     """
 
     def __init__(self, directory: Path | None) -> None:
         self.path = directory / CACHE_NAME if directory is not None else None
-        self._entries: dict[str, list[int | str]] | None = None
-        self._changed = False
+        self._data: dict[str, Any] | None = None
+        self.changed = False
 
-    def digest(self, path: Path) -> str | None:
-        """The file's hex sha256, or None when it cannot be read (it is gone)."""
-        try:
-            info = os.stat(path)
-        except OSError:
-            return None
-        stamp: list[int | str] = [info.st_size, info.st_mtime_ns, info.st_ctime_ns]
-        key = os.fspath(path)
-        entries = self._load()
-        known = entries.get(key)
-        if known is not None and known[:3] == stamp:
-            return str(known[3])
-        try:
-            value = sha256_of(path)
-        except OSError:
-            return None
-        if self.path is not None:
-            entries[key] = [*stamp, value]
-            self._changed = True
-        return value
+    def for_lock(self, lock: Path, lock_stamp: list[int] | None) -> dict[str, Any]:
+        """What was verified against this lock as it is now (emptied when the lock
+        changed): ``plugins`` (key -> [[path, stamp], ...]) and ``locked`` (the lock's
+        distribution and entry point names)."""
+        if self._data is None:
+            try:
+                self._data = json.loads(self.path.read_text("utf-8") if self.path else "null")
+            except (OSError, ValueError):
+                self._data = None
+        if not isinstance(self._data, dict) or self._data.get("lock") != [str(lock), lock_stamp]:
+            self._data = {"lock": [str(lock), lock_stamp], "plugins": {}}
+        return self._data
 
-    def _load(self) -> dict[str, list[int | str]]:
-        if self._entries is None:
-            self._entries = {}
-            if self.path is not None:
-                try:
-                    data = json.loads(self.path.read_text(encoding="utf-8"))
-                except (OSError, ValueError):
-                    data = None
-                if isinstance(data, dict) and isinstance(data.get("files"), dict):
-                    self._entries = {
-                        k: v
-                        for k, v in data["files"].items()
-                        if isinstance(v, list) and len(v) == 4
-                    }
-        return self._entries
+    def still_verified(self, lock: Path, lock_stamp: list[int] | None, key: str) -> bool:
+        """Whether plugin ``key`` was verified against this lock and every path its
+        verification read still has the stamp it had."""
+        stamps = self.for_lock(lock, lock_stamp)["plugins"].get(key)
+        return bool(stamps) and all(stamp_of(path) == stamp for path, stamp in stamps)
 
     def save(self) -> None:
-        """Write the digests learned in this process, if any (atomically; errors ignored:
-        a read-only data directory only means hashing again next time)."""
-        if not self._changed or self.path is None or self._entries is None:
+        """Write what this process learned, if anything (atomically; errors ignored:
+        a read-only data directory only means verifying again next time)."""
+        if not self.changed or self.path is None:
             return
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             partial = self.path.with_name(f".{self.path.name}.{os.getpid()}")
             fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"version": 1, "files": self._entries}, handle)
+                json.dump(self._data, handle)
             os.replace(partial, self.path)
         except OSError:
-            return
-        self._changed = False
+            pass

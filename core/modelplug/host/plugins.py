@@ -21,14 +21,9 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import pluggy
 
 from modelplug.contract import hookspecs
-from modelplug.contract.errors import (
-    ModelplugError,
-    PluginError,
-    PluginLoadError,
-    PluginLockError,
-)
+from modelplug.contract.errors import ModelplugError, PluginError, PluginLoadError, PluginLockError
 from modelplug.contract.settings import PluginToggles, Settings, normalize_plugin_name, warn
-from modelplug.host.plugin_lock import ACCEPT, LockGuard
+from modelplug.host.plugin_lock import ACCEPT, LockGuard, lock_setting
 
 if TYPE_CHECKING:
     from modelplug.contract.context import CallContext
@@ -179,7 +174,8 @@ class PluginHost:
 
     def _register_entry_points(self) -> None:
         entry_points = _entry_points()
-        guard = LockGuard.from_settings(self.settings)
+        setting = lock_setting(self.settings)
+        guard = LockGuard(setting, self.settings.data_dir()) if setting else None
         refusals: dict[str, str] = {}
         to_load = []
         for ep in entry_points:
@@ -191,13 +187,11 @@ class PluginHost:
             problem = guard.check(ep) if guard is not None and enabled else None
             if problem is not None:
                 info.enabled, info.reason = False, "kept out by the plugin lock"
-                info.error = problem
-                refusals[dist.name if dist is not None else ep.name] = problem
+                info.error = refusals[dist.name if dist is not None else ep.name] = problem
             elif enabled:
                 to_load.append((ep, info))
         if guard is not None:
-            guard.finish()
-            self._lock_refusals(guard, refusals, [ep.dist.name for ep in entry_points if ep.dist])
+            self._refuse(guard, refusals, [ep.name for ep in entry_points])
         for ep, info in to_load:
             try:
                 plugin = ep.load()
@@ -206,19 +200,12 @@ class PluginHost:
                 continue
             self._register(plugin, ep.name, info)
 
-    def _lock_refusals(
-        self, guard: LockGuard, refusals: dict[str, str], installed: list[str]
-    ) -> None:
+    def _refuse(self, guard: LockGuard, refusals: dict[str, str], installed: list[str]) -> None:
         """Say which plugins the lock kept out: one warning each, or in strict mode one
         PluginLockError naming every distribution, before any plugin was imported."""
         for name in guard.removed(installed):
             refusals[name] = f"{name} is in the plugin lock {guard.setting.path} but not installed"
-        if guard.missing_file:
-            warn(
-                f"the plugin lock {guard.setting.path} ({guard.setting.where}) does not "
-                "exist, so no installed plugin is loaded; `modelplug plugins lock` writes it",
-                stacklevel=5,
-            )
+        guard.cache.save()
         if refusals and guard.setting.strict:
             raise PluginLockError(
                 f"refusing to start: {'; '.join(refusals.values())}. Run `modelplug plugins "
@@ -226,8 +213,7 @@ class PluginHost:
                 sorted(refusals),
             )
         for name, problem in refusals.items():
-            verb = "skipped the plugin" if "not installed" not in problem else "missing plugin"
-            warn(f"{verb} {name}: {problem}; {ACCEPT}", stacklevel=5)
+            warn(f"plugin {name} not loaded: {problem}; {ACCEPT}", stacklevel=5)
 
     def _register_local(self) -> None:
         modules = self.settings.local_plugins

@@ -1,4 +1,6 @@
-"""The ``.pth`` files of the running Python environment that execute code at every start.
+"""The ``.pth`` files of the running Python environment that execute code at every start
+(and an entry point whose module is another distribution's), for ``modelplug plugins
+audit`` and ``modelplug install``.
 
 Python's ``site`` module runs each line of a ``.pth`` file in a site directory that
 starts with ``import``, before any program's first import: the place a poisoned release
@@ -15,9 +17,16 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from modelplug.host.plugin_files import executable_lines, located, record_rows
+from modelplug.host.plugin_files import distribution_files, located, record_rows
 
-__all__ = ["ExecutablePth", "executable_pth_files", "site_directories", "wheel_pth_files"]
+__all__ = [
+    "ExecutablePth",
+    "executable_lines",
+    "executable_pth_files",
+    "module_among_files",
+    "site_directories",
+    "wheel_pth_files",
+]
 
 
 @dataclass(frozen=True)
@@ -101,3 +110,22 @@ def wheel_pth_files(wheel: Path) -> list[tuple[str, str]]:
             if lines:
                 found.append((member, lines[0]))
     return found
+
+
+def module_among_files(dist: metadata.Distribution, module: str) -> bool:
+    """Whether the entry point's ``module`` is one of ``dist``'s own files (RECORD's, or
+    for an editable install the source its ``.pth`` names), found without importing it."""
+    dotted = module.split(":")[0].strip()
+    stem = dotted.replace(".", "/")
+    candidates = (f"{stem}.py", f"{stem}/__init__.py")
+    keys = {f.key for f in distribution_files(dist, dotted)}
+    if any(c in keys for c in candidates):
+        return True
+    # A compiled module: modelplug_x/fast.cpython-311-x86_64-linux-gnu.so
+    return any(k.startswith(f"{stem}.") and k.endswith((".so", ".pyd")) for k in keys)
+
+
+def executable_lines(text: str) -> list[str]:
+    """The lines of a ``.pth`` file that Python runs at startup (``site`` executes a line
+    that starts with ``import`` followed by a space or a tab)."""
+    return [line for line in text.splitlines() if line.startswith(("import ", "import\t"))]
