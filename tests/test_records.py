@@ -106,7 +106,7 @@ def test_a_wrong_string_is_never_quoted() -> None:
 
 
 def test_field_names_follow_the_declaration() -> None:
-    assert field_names(PluginToggles) == ["enable", "disable", "local"]
+    assert field_names(PluginToggles) == ["enable", "disable", "local", "lock", "lock_mode"]
 
 
 @pytest.mark.parametrize(
