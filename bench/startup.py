@@ -181,7 +181,7 @@ def main() -> int:
             }
             if args.instructions:
                 _, body, extra = CASES[name]
-                env = {**base, **extra}
+                env = {k: v.replace("{home}", home) for k, v in {**base, **extra}.items()}
                 row["instructions"] = count_instructions(
                     [pythons[name], "-c", body], env=env, cwd=home
                 ) - count_instructions([pythons[name], "-c", "pass"], env=env, cwd=home)
@@ -208,10 +208,12 @@ def report(measured: dict[str, dict[str, float | list[str]]]) -> int:
         locked = float(measured[LOCKED]["seconds"])  # type: ignore[arg-type]
         ratio = locked / seconds
         verdict = "ok" if ratio <= 1.10 else "MISSED"
-        print(
-            f"  with the plugin lock / without {ratio:6.1%} [<= 110%] {verdict}"
-            f"  ({locked:.3f} s / {seconds:.3f} s)"
-        )
+        line = f"  with the plugin lock / without {ratio:6.1%} [<= 110%] {verdict}"
+        line += f"  ({locked:.3f} s / {seconds:.3f} s)"
+        if "instructions" in ours and "instructions" in measured[LOCKED]:
+            counted = float(measured[LOCKED]["instructions"]) / float(ours["instructions"])  # type: ignore[arg-type]
+            line += f"  (instructions: {counted:.1%})"
+        print(line)
     for peer, target in ((LLM, 0.20), (LITELLM, 0.04)):
         if peer not in measured:
             print(f"  / {peer}: skipped (not installed)")

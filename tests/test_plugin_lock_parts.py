@@ -183,7 +183,7 @@ def test_a_setuptools_finder_editable_install_is_hashed_through_its_mapping(
     )
     record = site / "modelplug_x-1.0.dist-info" / "RECORD"
     record.write_text(record.read_text() + f"{finder},sha256=AAAA,5\n")
-    files = {f.key: f.path for f in distribution_files(dist, "modelplug_x")}
+    files = {f.key: f.path for f in distribution_files(dist, "modelplug_x", [])}
     assert files["modelplug_x/__init__.py"] == source / "modelplug_x" / "__init__.py"
     assert finder in files
 

@@ -67,7 +67,7 @@ def snapshot(
     files: dict[str, str] = {}
     notes: list[str] = []
     record = dict(record_rows(dist))
-    for found in distribution_files(dist, ep.value):
+    for found in distribution_files(dist, ep.value, []):
         digest = sha256_of(found.path)
         if digest is None:
             notes.append(f"{dist.name}: {found.key} is listed in RECORD but missing")

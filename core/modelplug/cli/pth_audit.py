@@ -118,7 +118,7 @@ def module_among_files(dist: metadata.Distribution, module: str) -> bool:
     dotted = module.split(":")[0].strip()
     stem = dotted.replace(".", "/")
     candidates = (f"{stem}.py", f"{stem}/__init__.py")
-    keys = {f.key for f in distribution_files(dist, dotted)}
+    keys = {f.key for f in distribution_files(dist, dotted, [])}
     if any(c in keys for c in candidates):
         return True
     # A compiled module: modelplug_x/fast.cpython-311-x86_64-linux-gnu.so

@@ -53,30 +53,29 @@ def is_editable(dist: metadata.Distribution) -> bool:
 
 
 def distribution_files(
-    dist: metadata.Distribution, module: str, listings: list[Path] | None = None
+    dist: metadata.Distribution, module: str, listings: list[Path]
 ) -> list[PluginFile]:
     """The files of ``dist`` the lock hashes, sorted by key; ``module`` is the entry
     point's module (its top-level package is what an editable install's source adds).
 
-    :param listings: when given, receives the paths whose change would change the list:
+    :param listings: receives the paths whose change would change the list:
         RECORD, ``direct_url.json``, and for an editable install the source directories
         walked (a directory's mtime changes when an entry is added or removed).
     """
-    seen = [] if listings is None else listings
     files: dict[str, PluginFile] = {}
     rows = record_rows(dist)
     for key, digest in rows:
         parts = key.split("/")
         if parts[-1] in ("RECORD", "direct_url.json"):
-            seen.append(located(dist, key))
+            listings.append(located(dist, key))
         installer = len(parts) == 2 and parts[1] in INSTALLER_FILES
         if digest and not installer and not key.startswith(("/", "../")) and ":" not in parts[0]:
             files[key] = PluginFile(key, located(dist, key))
     if is_editable(dist):
         top = module.split(":")[0].split(".")[0]
         for root in _editable_roots(dist, rows, top):
-            seen.append(root)
-            for path in _package_files(root, top, seen):
+            listings.append(root)
+            for path in _package_files(root, top, listings):
                 key = path.relative_to(root).as_posix()
                 files.setdefault(key, PluginFile(key, path))
     return [files[k] for k in sorted(files)]

@@ -213,7 +213,8 @@ class PluginHost:
                 sorted(refusals),
             )
         for name, problem in refusals.items():
-            warn(f"plugin {name} not loaded: {problem}; {ACCEPT}", stacklevel=5)
+            kept_out = "" if problem.endswith("not installed") else f"skipped the plugin {name}: "
+            warn(f"{kept_out}{problem}; {ACCEPT}", stacklevel=5)
 
     def _register_local(self) -> None:
         modules = self.settings.local_plugins
