@@ -59,6 +59,8 @@ if TYPE_CHECKING:
     from modelplug.contract.hookspecs import hookspec as hookspec
     from modelplug.contract.loose_json import parse_arguments as parse_arguments
     from modelplug.contract.loose_json import repair_loose_json as repair_loose_json
+    from modelplug.contract.repetition import RepetitionDetector as RepetitionDetector
+    from modelplug.contract.repetition import RepetitionGuard as RepetitionGuard
     from modelplug.contract.replay import is_replayable as is_replayable
     from modelplug.contract.replay import replayable_blocks as replayable_blocks
     from modelplug.contract.replay import replayable_messages as replayable_messages
@@ -90,6 +92,7 @@ if TYPE_CHECKING:
     from modelplug.contract.types import OpaqueBlock as OpaqueBlock
     from modelplug.contract.types import OutputSchema as OutputSchema
     from modelplug.contract.types import ParsedText as ParsedText
+    from modelplug.contract.types import Repetition as Repetition
     from modelplug.contract.types import Request as Request
     from modelplug.contract.types import RequestLike as RequestLike
     from modelplug.contract.types import Response as Response
@@ -183,6 +186,9 @@ EXPORTS = {
     "OpaqueBlock": "modelplug.contract.types",
     "OutputSchema": "modelplug.contract.types",
     "ParsedText": "modelplug.contract.types",
+    "Repetition": "modelplug.contract.types",
+    "RepetitionDetector": "modelplug.contract.repetition",
+    "RepetitionGuard": "modelplug.contract.repetition",
     "Request": "modelplug.contract.types",
     "RequestLike": "modelplug.contract.types",
     "Response": "modelplug.contract.types",

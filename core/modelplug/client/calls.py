@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from modelplug.client.repetition_stop import StreamWatch, repetition_notice, stopped_response
 from modelplug.client.splice import Splice, SpliceReader
 from modelplug.contract.errors import (
     ErrorClass,
@@ -29,6 +30,7 @@ from modelplug.contract.types import (
     Event,
     Message,
     Notice,
+    Repetition,
     Request,
     RequestLike,
     Response,
@@ -130,6 +132,12 @@ async def guarded_stream(
     notice = pool_notice(streams.count, streams.limit)
     # Tools to a model known not to call them: said before the call, which still goes.
     unsupported = client.tools_unsupported(route, req) if req.tools else None
+    # The repetition guard: each channel is scanned once ``scan_every`` characters
+    # arrived on it, so a delta costs one addition and one comparison.
+    watch = StreamWatch.of(client, route, req)
+    scan_every = watch.scan_every
+    unscanned = unthought = 0
+    tripped: Repetition | None = None
     streams.count += 1
     # The guard lives inline (not in a nested generator): one async-generator layer
     # less per event on the hot path. It keeps what was shown (for a partial
@@ -156,6 +164,13 @@ async def guarded_stream(
                     kind = type(event)
                     if kind is TextDelta:
                         text.append(event.text)
+                        unscanned += len(event.text)
+                        if unscanned >= scan_every:
+                            unscanned = 0
+                            tripped = watch.scan("content", text)
+                            if tripped is not None:
+                                yield event
+                                break
                     elif kind is Done:
                         finished = await reader.done(event)
                         break
@@ -164,11 +179,26 @@ async def guarded_stream(
                         break
                     elif kind is ThinkingDelta:
                         thought.append(event.text)
+                        unthought += len(event.text)
+                        if unthought >= scan_every:
+                            unthought = 0
+                            tripped = watch.scan("reasoning", thought)
+                            if tripped is not None:
+                                yield event
+                                break
                     elif kind is Notice:
                         event = _redacted(event)
                     yield event
                 else:
                     break  # ended without a Done: reported below
+                if tripped is not None:
+                    # A loop: close the provider's stream now (no more tokens made),
+                    # and end with what it showed, the copies trimmed.
+                    stopped = stopped_response(route, req, "".join(text), "".join(thought), tripped)
+                    finished = [
+                        repetition_notice(tripped),
+                        *await reader.cut(Done(response=stopped)),
+                    ]
             except Exception as exc:
                 if not reader.finishers:
                     raise

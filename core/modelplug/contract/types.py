@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 # Re-exported: the route records are plain dataclasses, defined apart so resolving a
 # route never imports pydantic.
+from modelplug.contract.repetition import RepetitionGuard
 from modelplug.contract.routes import Endpoint, ModelInfo, Price, Provider, Route, TextCallMode
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "ParsedText",
     "Price",
     "Provider",
+    "Repetition",
     "Request",
     "Response",
     "Route",
@@ -334,6 +336,14 @@ class Request(_Model):
     top_p: float | None = Field(default=None, gt=0, le=1)
     top_k: int | None = Field(default=None, gt=0)
     seed: int | None = None
+    # Sampling against repetition: OpenAI's pair (penalize by count seen, by seen at
+    # all) and llama.cpp's multiplicative repeat_penalty (1.0 is off). A provider with no
+    # such field says so in a Notice. ``repetition`` is the loop guard for this call:
+    # None follows the settings, False turns it off, a RepetitionGuard sets thresholds.
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
+    repeat_penalty: float | None = Field(default=None, gt=0)
+    repetition: bool | RepetitionGuard | None = None
     cache: bool | None = None
     # Structured output: the answer must fit this schema (see modelplug.client.structured);
     # ``output_retries`` re-asks the model that many times with the validation errors.
@@ -395,7 +405,7 @@ RequestLike: TypeAlias = "str | Request | Mapping[str, Any] | Iterable[Message |
 # ------------------------------------------------------------- usage, cost, response
 
 StopReason: TypeAlias = Literal[
-    "end_turn", "tool_use", "max_tokens", "refusal", "pause_turn", "other"
+    "end_turn", "tool_use", "max_tokens", "refusal", "pause_turn", "repetition", "other"
 ]
 
 
@@ -434,6 +444,28 @@ class Cost(_Model):
     breakdown: dict[str, Decimal] = Field(default_factory=dict)
 
 
+class Repetition(_Model):
+    """What a loop was, when the repetition guard closed a stream (stop reason
+    ``repetition``), or when the same tool call kept returning the same result.
+
+    ``channel`` is ``content`` or ``reasoning`` (``tool:<name>`` for the tool kind).
+    ``period`` is the repeating block's length in UTF-8 bytes and ``copies`` how many
+    copies of it came back to back; ``offset`` is the byte where the first copy starts
+    in the channel's text. ``trimmed`` bytes of redundant copies were cut from the end
+    of the kept text (one copy stays). ``sample`` is one copy, cut to 200 characters;
+    ``detector`` names a plugin's detector (None: core's default).
+    """
+
+    kind: Literal["text", "tool"] = "text"
+    channel: str
+    period: int = Field(default=0, ge=0)
+    copies: int = Field(ge=0)
+    offset: int = Field(default=0, ge=0)
+    trimmed: int = Field(default=0, ge=0)
+    sample: str = ""
+    detector: str | None = None
+
+
 class Response(_Model):
     """The whole answer: the truth, where deltas are only for the screen.
 
@@ -451,6 +483,8 @@ class Response(_Model):
     server_cost: Cost | None = None
     price_factor: float = Field(default=1.0, gt=0)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # With stop reason "repetition": what repeated (see Repetition). None otherwise.
+    repetition: Repetition | None = None
     # With Request.output_schema: the validated value (an instance of the model class
     # given, else the parsed JSON). None otherwise.
     parsed: Any = None
