@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     from modelplug.contract.errors import UnknownProviderError as UnknownProviderError
     from modelplug.contract.errors import class_for_status as class_for_status
     from modelplug.contract.errors import describe_error as describe_error
+    from modelplug.contract.budget import DEFAULT_REASONING_RESERVE as DEFAULT_REASONING_RESERVE
+    from modelplug.contract.budget import reasoning_budget as reasoning_budget
     from modelplug.contract.estimate import CHARS_PER_TOKEN as CHARS_PER_TOKEN
     from modelplug.contract.estimate import estimate_tokens as estimate_tokens
     from modelplug.contract.estimate import estimated_usage as estimated_usage
@@ -153,6 +155,8 @@ EXPORTS = {
     "UnknownProviderError": "modelplug.contract.errors",
     "class_for_status": "modelplug.contract.errors",
     "describe_error": "modelplug.contract.errors",
+    "DEFAULT_REASONING_RESERVE": "modelplug.contract.budget",
+    "reasoning_budget": "modelplug.contract.budget",
     "CHARS_PER_TOKEN": "modelplug.contract.estimate",
     "estimate_tokens": "modelplug.contract.estimate",
     "estimated_usage": "modelplug.contract.estimate",

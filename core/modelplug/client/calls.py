@@ -113,6 +113,12 @@ async def guarded_stream(
 ) -> AsyncIterator[Event]:
     """:meth:`Client.astream`'s body: deltas, notices, then exactly one priced Done."""
     req = coerce_request(request, fields, client=client, spec=spec)
+    # reasoning_budget "auto": thinking sized from the window before anything is sent.
+    sized: Notice | None = None
+    if req.reasoning_budget or (req.thinking and client.settings.reasoning_budget):
+        from modelplug.client.auto_budget import auto_budget
+
+        req, sized = await auto_budget(client, client.route_for(spec), req)
     if req.output_schema is not None:
         from modelplug.client.structured import check_schema, structured_stream
 
@@ -156,6 +162,8 @@ async def guarded_stream(
             yield notice
         if unsupported is not None:
             yield unsupported
+        if sized is not None:
+            yield sized
         while True:
             finished: list[Event] | None = None
             error: Exception | None = None
@@ -172,7 +180,10 @@ async def guarded_stream(
                                 yield event
                                 break
                     elif kind is Done:
+                        event, said = watch.done(event, req)
                         finished = await reader.done(event)
+                        if said is not None:  # the guard's tool kind
+                            finished.insert(0, said)
                         break
                     elif kind is Splice:
                         reader.take(event)

@@ -595,6 +595,57 @@ class Client:
         """The sync form of :meth:`acount_prompt`."""
         return self._run_sync(self.acount_prompt(spec, messages, system=system, tools=tools))
 
+    async def athinking_budget(
+        self,
+        spec: str | Route | None,
+        messages: RequestLike | None = None,
+        *,
+        system: str | None = None,
+        tools: Sequence[Any] | None = None,
+        reserve: int | None = None,
+        max_tokens: int | None = None,
+    ) -> int | None:
+        """The thinking budget this prompt leaves on the route: its stated context window
+        (a probe's or the settings'; a hosted model's documented one) less the prompt as
+        the server counts it less ``reserve`` (default ``reasoning_reserve`` of the
+        settings, else :data:`~modelplug.contract.budget.DEFAULT_REASONING_RESERVE`),
+        within ``max_tokens`` or the model's output limit. None when that cannot be
+        known: send no budget then (see :func:`modelplug.reasoning_budget`)."""
+        from modelplug.client.auto_budget import known_window
+        from modelplug.contract.budget import DEFAULT_REASONING_RESERVE, reasoning_budget
+
+        route = self.route_for(spec)
+        window = known_window(route)
+        if window is None:
+            return None
+        counted = await self.acount_prompt(route, messages, system=system, tools=tools)
+        if reserve is None:
+            reserve = self.settings.reasoning_reserve
+        cap = max_tokens or route.info.max_output_tokens
+        return reasoning_budget(
+            window,
+            counted,
+            DEFAULT_REASONING_RESERVE if reserve is None else reserve,
+            output_cap=cap,
+        )
+
+    def thinking_budget(
+        self,
+        spec: str | Route | None,
+        messages: RequestLike | None = None,
+        *,
+        system: str | None = None,
+        tools: Sequence[Any] | None = None,
+        reserve: int | None = None,
+        max_tokens: int | None = None,
+    ) -> int | None:
+        """The sync form of :meth:`athinking_budget`."""
+        return self._run_sync(
+            self.athinking_budget(
+                spec, messages, system=system, tools=tools, reserve=reserve, max_tokens=max_tokens
+            )
+        )
+
     # -- pricing and errors ----------------------------------------------------------
 
     def price(self, route: Route, usage: Usage, price_factor: float = 1.0) -> Cost | None:

@@ -37,6 +37,12 @@ class ClientSurface(CallContext, Protocol):
         """The detector that watches one call's stream for a loop."""
         ...
 
+    async def acount_prompt(
+        self, spec: str | Route | None, messages: Request | None = None
+    ) -> int | None:
+        """The prompt's size as the route's server counts it; None when it cannot."""
+        ...
+
     async def alist_models(self, provider: str) -> list[str] | None:
         """What a provider's server says it serves; None when it cannot be asked."""
         ...

@@ -336,6 +336,12 @@ class Request(_Model):
     top_p: float | None = Field(default=None, gt=0, le=1)
     top_k: int | None = Field(default=None, gt=0)
     seed: int | None = None
+    # A thinking budget sized from the context window before the call is sent
+    # (modelplug.client.auto_budget): "auto" fills thinking.budget_tokens with the window
+    # less the counted prompt less ``reasoning_reserve`` (kept for the answer), or sends
+    # no budget when that cannot be known.
+    reasoning_budget: Literal["auto"] | None = None
+    reasoning_reserve: int | None = Field(default=None, ge=0)
     # Sampling against repetition: OpenAI's pair (penalize by count seen, by seen at
     # all) and llama.cpp's multiplicative repeat_penalty (1.0 is off). A provider with no
     # such field says so in a Notice. ``repetition`` is the loop guard for this call:
