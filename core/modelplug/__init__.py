@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from modelplug.contract.errors import UnknownProviderError as UnknownProviderError
     from modelplug.contract.errors import class_for_status as class_for_status
     from modelplug.contract.errors import describe_error as describe_error
+    from modelplug.contract.budget import DEFAULT_BUDGET_MESSAGE as DEFAULT_BUDGET_MESSAGE
     from modelplug.contract.budget import DEFAULT_REASONING_RESERVE as DEFAULT_REASONING_RESERVE
     from modelplug.contract.budget import reasoning_budget as reasoning_budget
     from modelplug.contract.estimate import CHARS_PER_TOKEN as CHARS_PER_TOKEN
@@ -155,6 +156,7 @@ EXPORTS = {
     "UnknownProviderError": "modelplug.contract.errors",
     "class_for_status": "modelplug.contract.errors",
     "describe_error": "modelplug.contract.errors",
+    "DEFAULT_BUDGET_MESSAGE": "modelplug.contract.budget",
     "DEFAULT_REASONING_RESERVE": "modelplug.contract.budget",
     "reasoning_budget": "modelplug.contract.budget",
     "CHARS_PER_TOKEN": "modelplug.contract.estimate",

@@ -9,11 +9,16 @@ can only cut thinking short, or overrun the window.
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_REASONING_RESERVE", "reasoning_budget"]
+__all__ = ["DEFAULT_BUDGET_MESSAGE", "DEFAULT_REASONING_RESERVE", "reasoning_budget"]
 
 #: What an ``"auto"`` budget keeps back for the answer when the caller names nothing:
 #: room for a few pages of answer or a tool call's arguments.
 DEFAULT_REASONING_RESERVE = 4096
+#: What a server that can say something at the cut (llama.cpp's
+#: ``reasoning_budget_message``) is asked to inject when thinking reaches its budget
+#: (seed 004). Imperative and short: it lands mid-thought and competes with whatever
+#: the model was in the middle of saying.
+DEFAULT_BUDGET_MESSAGE = "Thinking budget reached. Stop reasoning and give your final answer now."
 
 
 def reasoning_budget(

@@ -193,7 +193,7 @@ def build_body(request: Request, route: Route) -> dict[str, Any]:
         value = getattr(request, name)
         if value is not None:
             body[name] = value
-    body.update(reasoning_fields(detect_dialect(route), request.thinking))
+    body.update(reasoning_fields(detect_dialect(route), request.thinking, route.endpoint.server))
     if request.output_schema is not None:
         body.update(_structured_output(request, route))
     body.update(request.extra)

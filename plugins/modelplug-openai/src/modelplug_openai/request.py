@@ -33,7 +33,7 @@ from modelplug import (
 )
 from modelplug_kit import openai_json_schema
 
-from .models import effort_for, reasons
+from .models import effort_for, effort_of_budget, reasons
 from .options import Options
 
 __all__ = ["OPAQUE_PREFIX", "REASONING", "build_body", "input_items", "unsupported_fields"]
@@ -228,7 +228,8 @@ def _reasoning(request: Request, route: Route, options: Options) -> dict[str, An
     if thinking is None:
         return None
     out: dict[str, Any] = {}
-    effort = effort_for(route.model, thinking.effort, thinking.enabled)
+    asked = thinking.effort or effort_of_budget(thinking.budget_tokens)
+    effort = effort_for(route.model, asked, thinking.enabled)
     if effort is not None:
         out["effort"] = effort
     shown = thinking.enabled and not thinking.hide and thinking.display != "omitted"
