@@ -31,7 +31,7 @@ from modelplug import (
     ToolUseBlock,
     is_replayable,
 )
-from modelplug_kit import openai_json_schema
+from modelplug_kit import PENALTIES, openai_json_schema
 
 from .models import effort_for, effort_of_budget, reasons
 from .options import Options
@@ -248,6 +248,8 @@ def unsupported_fields(request: Request, route: Route) -> list[str]:
         names.append("top_k")
     if request.seed is not None:
         names.append("seed")
+    # No penalties at all in the Responses API (the openai SDK's create params have none).
+    names.extend(n for n in PENALTIES if getattr(request, n) is not None)
     if reasons(route.model):
         names.extend(n for n in ("temperature", "top_p") if getattr(request, n) is not None)
     for tool in request.server_tools:
