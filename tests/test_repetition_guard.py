@@ -24,6 +24,8 @@ from modelplug.contract.types import (
     TextBlock,
     TextDelta,
     ThinkingDelta,
+    ToolResultBlock,
+    ToolUseBlock,
     Usage,
 )
 
@@ -222,3 +224,78 @@ def test_modelplug_repetition_detector_is_not_asked_when_the_guard_is_off() -> N
         response, _ = run(client, repetition=False)
     assert plugin.asked == []
     assert response.stop_reason == "end_turn"
+
+
+class ToolCaller:
+    """A provider that always calls ``read_file`` with the same path."""
+
+    name = "tool-caller"
+
+    @hookimpl
+    def modelplug_resolve(self, spec: str) -> Route | None:
+        provider, _, model = spec.partition("/")
+        if provider != "caller":
+            return None
+        return Route(provider="caller", model=model, endpoint=Endpoint(type="caller"))
+
+    @hookimpl
+    def modelplug_stream(self, route: Route, request: Request) -> AsyncIterator[Event] | None:
+        return self.play() if route.endpoint.type == "caller" else None
+
+    async def play(self) -> AsyncIterator[Event]:
+        yield TextDelta(text="Let me read it.")
+        message = Message(
+            role="assistant",
+            content=[
+                TextBlock(text="Let me read it."),
+                ToolUseBlock(name="read_file", input={"path": "a.txt"}),
+            ],
+        )
+        yield Done(response=Response(message=message, stop_reason="tool_use"))
+
+
+def conversation(results: list[str]) -> list[Message]:
+    """The user's question, then one read_file call and its result per item."""
+    messages = [Message(role="user", content="what is in a.txt?")]
+    for number, result in enumerate(results):
+        call = ToolUseBlock(id=f"call_{number}", name="read_file", input={"path": "a.txt"})
+        messages.append(Message(role="assistant", content=[call]))
+        messages.append(
+            Message(
+                role="user", content=[ToolResultBlock(tool_use_id=f"call_{number}", content=result)]
+            )
+        )
+    return messages
+
+
+def test_a_tool_call_that_keeps_returning_the_same_result_ends_the_turn() -> None:
+    with Client(plugins=[ToolCaller()], entry_points=False) as client:
+        events = list(client.stream("caller/m", conversation(["no such file"] * 3)))
+    response = events[-1].response
+    assert response.stop_reason == "repetition"
+    found = response.repetition
+    assert found is not None and (found.kind, found.channel, found.copies) == (
+        "tool",
+        "tool:read_file",
+        3,
+    )
+    assert found.sample == 'read_file({"path": "a.txt"})'
+    # The call is not delivered; the text stays.
+    assert response.tool_calls == [] and response.text == "Let me read it."
+    assert [e.kind for e in events if isinstance(e, Notice)] == ["repetition"]
+
+
+def test_a_tool_call_whose_results_changed_or_are_fewer_goes_through() -> None:
+    with Client(plugins=[ToolCaller()], entry_points=False) as client:
+        fewer = client.complete("caller/m", conversation(["no such file"] * 2))
+        changed = client.complete("caller/m", conversation(["a", "b", "b"]))
+        off = client.complete(
+            "caller/m",
+            conversation(["no such file"] * 3),
+            repetition=RepetitionGuard(tool_copies=0),
+        )
+        more = client.complete(
+            "caller/m", conversation(["a", "b", "b"]), repetition=RepetitionGuard(tool_copies=2)
+        )
+    assert [r.stop_reason for r in (fewer, changed, off)] == ["tool_use"] * 3
+    assert more.stop_reason == "repetition" and more.repetition.copies == 2

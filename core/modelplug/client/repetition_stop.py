@@ -21,11 +21,10 @@ if TYPE_CHECKING:
     from modelplug.contract.repetition import Channel, RepetitionDetector
     from modelplug.contract.routes import Route
     from modelplug.contract.settings import Settings
-    from modelplug.contract.types import Notice, Repetition, Request, Response
+    from modelplug.contract.types import Done, Notice, Repetition, Request, Response
 
 __all__ = [
     "StreamWatch",
-    "detector_for",
     "guard_for",
     "repetition_notice",
     "settings_guard",
@@ -56,17 +55,6 @@ def guard_for(settings: Settings, request: Request) -> RepetitionGuard | None:
     return None if guard.off else guard
 
 
-def detector_for(
-    client: ClientSurface, route: Route, request: Request
-) -> RepetitionDetector | None:
-    """The detector that watches this call's stream (a plugin's, else core's), or None
-    when the guard is off for it."""
-    guard = guard_for(client.settings, request)
-    if guard is None:
-        return None
-    return client.repetition_detector(route, request, guard)
-
-
 def stopped_response(
     route: Route, request: Request, text: str, thought: str, found: Repetition
 ) -> Response:
@@ -92,6 +80,17 @@ def repetition_notice(found: Repetition) -> Notice:
     """The Notice said before the Done of a stream the guard closed."""
     from modelplug.contract.types import Notice
 
+    if found.kind == "tool":
+        what = (
+            f"the model called {found.sample} again after it returned the same result "
+            f"{found.copies} times, so its calls were not delivered"
+        )
+        return Notice(
+            kind="repetition",
+            message=f"{what} (stop reason 'repetition'); [repetition] tool_copies = 0 "
+            "or repetition=False turns this off",
+            details=found.model_dump(),
+        )
     if found.period:
         what = (
             f"the model repeated the same {found.period} bytes {found.copies} times in its "
@@ -114,18 +113,36 @@ def repetition_notice(found: Repetition) -> Notice:
 class StreamWatch:
     """One call's detector, with how much of each channel it has been fed."""
 
-    __slots__ = ("detector", "fed", "scan_every")
+    __slots__ = ("detector", "fed", "scan_every", "tool_copies")
 
-    def __init__(self, detector: RepetitionDetector | None) -> None:
+    def __init__(self, detector: RepetitionDetector | None, tool_copies: int = 0) -> None:
         self.detector = detector
         # Off: a scan is never due (the count never reaches it).
         self.scan_every = sys.maxsize if detector is None else max(1, detector.scan_every)
         self.fed = {"content": 0, "reasoning": 0}
+        self.tool_copies = tool_copies
 
     @classmethod
     def of(cls, client: ClientSurface, route: Route, request: Request) -> StreamWatch:
         """The watch of one call (its detector None when the guard is off for it)."""
-        return cls(detector_for(client, route, request))
+        guard = guard_for(client.settings, request)
+        if guard is None:
+            return cls(None)
+        return cls(client.repetition_detector(route, request, guard), guard.tool_copies)
+
+    def done(self, event: Done, request: Request) -> tuple[Done, Notice | None]:
+        """The provider's Done, or, when it calls a tool again that kept returning the
+        same result (the tool kind), the Done of a turn ended by the guard and its
+        Notice (see :mod:`modelplug.client.tool_repeats`)."""
+        if not self.tool_copies:
+            return event, None
+        from modelplug.client.tool_repeats import repeated_tool_call, without_calls
+
+        found = repeated_tool_call(request, event.response, self.tool_copies)
+        if found is None:
+            return event, None
+        stopped = event.model_copy(update={"response": without_calls(event.response, found)})
+        return stopped, repetition_notice(found)
 
     def scan(self, channel: Channel, parts: list[str]) -> Repetition | None:
         """Feed the detector the channel's deltas it has not seen yet."""

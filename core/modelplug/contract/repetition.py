@@ -45,6 +45,9 @@ class RepetitionGuard:
     :param scan_every: how many new characters (bytes, for ASCII) of a channel are
         gathered before it is scanned again: never per delta, which would cost more and
         find nothing sooner.
+    :param tool_copies: the tool kind: a call (same name, same arguments) made again
+        after it returned the same result this many times in the conversation ends the
+        turn with stop reason ``repetition``, the calls not delivered (0: never).
     """
 
     off: bool = False
@@ -53,6 +56,7 @@ class RepetitionGuard:
     min_copies: int = field(default=3, metadata={"gt": 1})
     min_span: int = field(default=512, metadata={"gt": 0})
     scan_every: int = field(default=256, metadata={"gt": 0})
+    tool_copies: int = field(default=3, metadata={"gt": -1})
 
     def __post_init__(self) -> None:
         if self.max_period < self.min_period:
