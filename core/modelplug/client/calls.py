@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from modelplug.client.cut_calls import truncated_tool_calls
 from modelplug.client.repetition_stop import StreamWatch, repetition_notice, stopped_response
 from modelplug.client.splice import Splice, SpliceReader
 from modelplug.contract.errors import (
@@ -40,6 +41,7 @@ from modelplug.contract.types import (
 from modelplug.host.http_options import OpenStreams, http_options, pool_notice
 
 if TYPE_CHECKING:
+    from modelplug.client.observers import Observers
     from modelplug.client.surface import ClientSurface
     from modelplug.contract.routes import Route
 
@@ -110,8 +112,14 @@ async def guarded_stream(
     spec: str | Route | None,
     request: RequestLike | None,
     fields: Mapping[str, Any],
+    observers: Observers | None = None,
 ) -> AsyncIterator[Event]:
-    """:meth:`Client.astream`'s body: deltas, notices, then exactly one priced Done."""
+    """:meth:`Client.astream`'s body: deltas, notices, then exactly one priced Done.
+
+    ``observers`` hear each retry notice and the finished call's usage (see
+    :mod:`modelplug.client.observers`). A Done whose tool call the output limit cut is
+    raised as a TruncatedToolCallError instead (see :mod:`modelplug.client.cut_calls`).
+    """
     req = coerce_request(request, fields, client=client, spec=spec)
     # reasoning_budget "auto": thinking sized from the window before anything is sent.
     sized: Notice | None = None
@@ -199,6 +207,8 @@ async def guarded_stream(
                                 break
                     elif kind is Notice:
                         event = _redacted(event)
+                        if observers is not None:
+                            await observers.notice(event)
                     yield event
                 else:
                     break  # ended without a Done: reported below
@@ -216,17 +226,29 @@ async def guarded_stream(
                 finished, error = await reader.failed(exc)
             if error is not None:
                 for event in finished or ():
-                    yield _shown(event, text, thought)
+                    event = _shown(event, text, thought)
+                    if observers is not None and type(event) is Notice:
+                        await observers.notice(event)
+                    yield event
                 raise error
             if finished is not None:
                 # A policy's last words (a policy that swallowed a failure may end
                 # with a Done of its own).
                 for event in finished:
                     if type(event) is Done:
-                        yield Done(response=_finish(client, route, event.response))
+                        response = _finish(client, route, event.response)
+                        if observers is not None:
+                            await observers.finished(response)
+                        cut = truncated_tool_calls(route, req, response)
+                        if cut is not None:
+                            raise cut
+                        yield Done(response=response)
                         done = True
                         break
-                    yield _shown(event, text, thought)
+                    event = _shown(event, text, thought)
+                    if observers is not None and type(event) is Notice:
+                        await observers.notice(event)
+                    yield event
                 break
     except ModelError as exc:
         if exc.partial is None:
