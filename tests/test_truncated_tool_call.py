@@ -10,7 +10,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from modelplug import Client, ModelError, TruncatedToolCallError, hookimpl
+from modelplug.client.cut_calls import truncated_tool_calls
 from modelplug.contract.routes import Endpoint, Provider, Route
 from modelplug.contract.settings import Settings
 from modelplug.contract.types import (
@@ -120,3 +123,56 @@ def test_the_fallback_policy_does_not_retry_a_cut_call(make_client: Any) -> None
     client = make_client(plugin, "modelplug-fallback", config=config)
     cut_error(client)
     assert plugin.calls == 1, "neither retried nor sent to the fallback"
+
+
+blocks = st.lists(
+    st.one_of(
+        st.builds(TextBlock, text=st.text(max_size=8)),
+        st.builds(
+            ToolUseBlock,
+            name=st.sampled_from(["read", "write"]),
+            input=st.one_of(
+                st.text(max_size=12), st.dictionaries(st.text(max_size=3), st.integers())
+            ),
+        ),
+    ),
+    max_size=4,
+)
+marks = st.one_of(
+    st.none(),
+    st.lists(
+        st.one_of(
+            st.fixed_dictionaries(
+                {
+                    "id": st.text(max_size=3),
+                    "name": st.text(max_size=5),
+                    "arguments": st.text(max_size=8),
+                }
+            ),
+            st.dictionaries(st.text(max_size=3), st.one_of(st.none(), st.integers())),
+            st.integers(),
+        ),
+        max_size=3,
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(blocks, st.sampled_from(["end_turn", "tool_use", "max_tokens", "other"]), marks)
+def test_any_answer_is_passed_on_or_refused_with_no_broken_call_left(
+    content: list[Any], stop: StopReason, marked: list[Any] | None
+) -> None:
+    metadata = {} if marked is None else {"truncated_tool_calls": marked}
+    response = Response(
+        message=Message(role="assistant", content=content), stop_reason=stop, metadata=metadata
+    )
+    route = Route(provider="lab", model="m", endpoint=Endpoint(type="lab"))
+    error = truncated_tool_calls(route, Request(messages=[]), response)
+    broken = [b for b in content if isinstance(b, ToolUseBlock) and not isinstance(b.input, dict)]
+    if error is None:
+        assert not marked and not (stop == "max_tokens" and broken)
+        return
+    assert not error.retryable and error.calls and error.partial is not None
+    if stop == "max_tokens":
+        assert all(isinstance(c.input, dict) for c in error.partial.tool_calls)
+    assert error.partial.text == response.text
