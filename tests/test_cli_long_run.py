@@ -62,6 +62,31 @@ def test_a_live_retry_line_is_rewritten_in_place_and_cleared_on_recovery() -> No
     assert line.ticker is None
 
 
+def test_a_live_retry_line_counts_down_each_second() -> None:
+    out = io.StringIO()
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    line = RetryLine(out, live=True, sleep=sleep)
+
+    async def run() -> None:
+        await line(WAIT)
+        assert line.ticker is not None
+        await line.ticker
+
+    asyncio.run(run())
+    shown = [part for part in out.getvalue().split(CLEAR) if part]
+    assert [part.split("retrying in ")[1] for part in shown] == [
+        "4 s (2/3)",
+        "3 s (2/3)",
+        "2 s (2/3)",
+        "1 s (2/3)",
+    ]
+    assert slept == [1.0, 1.0, 1.0]
+
+
 def test_the_total_names_calls_tokens_and_what_no_table_priced() -> None:
     spend = Spend()
     spend.add(usage_event("wire/a", 1000, "0.0010"))

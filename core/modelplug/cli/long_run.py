@@ -11,6 +11,7 @@ than counting it as free.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, TextIO
@@ -38,9 +39,15 @@ class RetryLine:
     """The ``on_retry`` of the chat: a live countdown on a terminal, plain lines
     elsewhere. :meth:`close` ends a countdown a failed call left running."""
 
-    def __init__(self, stream: TextIO, live: bool) -> None:
+    def __init__(
+        self,
+        stream: TextIO,
+        live: bool,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.stream = stream
         self.live = live
+        self.sleep = sleep
         self.ticker: asyncio.Task[None] | None = None
         self.shown = False
 
@@ -61,7 +68,7 @@ class RetryLine:
     async def count_down(self, event: RetryEvent) -> None:
         left = event.wait_s
         while left > 1:  # whole seconds down to 1; the last one is not redrawn
-            await asyncio.sleep(1.0)
+            await self.sleep(1.0)
             left -= 1
             self.show(retry_line(event, left))
 
