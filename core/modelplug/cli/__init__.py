@@ -21,7 +21,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from modelplug.cli import chat, config, embed, models, new_plugin, plugins, resolve, trust
+from modelplug.cli import (
+    chat,
+    config,
+    count,
+    embed,
+    models,
+    new_plugin,
+    plugins,
+    resolve,
+    trust,
+)
 from modelplug.cli.exit_code import exit_code
 from modelplug.cli.trust import add_trusted_project
 from modelplug.client.client import Client
@@ -48,6 +58,7 @@ def build_parser(client: Client | None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     chat.add_parser(sub)
     config.add_parser(sub)
+    count.add_parser(sub)
     embed.add_parser(sub)
     models.add_parser(sub)
     new_plugin.add_parser(sub)
