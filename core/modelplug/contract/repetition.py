@@ -16,8 +16,10 @@ copies of it back to back, covering at least ``min_span`` bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
+
+# Defined beside Request, which holds one per call; re-exported here, its home.
+from modelplug.contract.types import RepetitionGuard
 
 if TYPE_CHECKING:
     from modelplug.contract.types import Repetition
@@ -28,42 +30,6 @@ __all__ = ["Channel", "RepetitionDetector", "RepetitionGuard", "trim_repetition"
 Channel: TypeAlias = Literal["content", "reasoning"]
 
 SECTION = "repetition"
-
-
-@dataclass(frozen=True)
-class RepetitionGuard:
-    """The guard's thresholds: the ``[repetition]`` settings table, or one call's
-    ``repetition=RepetitionGuard(...)``. The defaults are the guard's; ``off`` disables it.
-
-    :param off: True disables the guard (no detector runs, not even a plugin's).
-    :param min_period: the shortest repeating block, in bytes, counted as a loop; below
-        it ordinary formatting repeats freely.
-    :param max_period: the longest block looked for; a scan costs time linear in it.
-    :param min_copies: how many copies of the block, back to back, make a loop.
-    :param min_span: the fewest bytes those copies must cover together (three copies of
-        a short header are not a loop).
-    :param scan_every: how many new characters (bytes, for ASCII) of a channel are
-        gathered before it is scanned again: never per delta, which would cost more and
-        find nothing sooner.
-    :param tool_copies: the tool kind: a call (same name, same arguments) made again
-        after it returned the same result this many times in the conversation ends the
-        turn with stop reason ``repetition``, the calls not delivered (0: never).
-    """
-
-    off: bool = False
-    min_period: int = field(default=24, metadata={"gt": 0})
-    max_period: int = field(default=1024, metadata={"gt": 0})
-    min_copies: int = field(default=3, metadata={"gt": 1})
-    min_span: int = field(default=512, metadata={"gt": 0})
-    scan_every: int = field(default=256, metadata={"gt": 0})
-    tool_copies: int = field(default=3, metadata={"gt": -1})
-
-    def __post_init__(self) -> None:
-        if self.max_period < self.min_period:
-            raise ValueError(
-                f"repetition max_period ({self.max_period}) is below min_period "
-                f"({self.min_period}); make max_period at least min_period"
-            )
 
 
 class RepetitionDetector(Protocol):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Annotated, Any, Literal, TypeAlias
 
@@ -26,7 +27,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 # Re-exported: the route records are plain dataclasses, defined apart so resolving a
 # route never imports pydantic.
-from modelplug.contract.repetition import RepetitionGuard
 from modelplug.contract.routes import Endpoint, ModelInfo, Price, Provider, Route, TextCallMode
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "Price",
     "Provider",
     "Repetition",
+    "RepetitionGuard",
     "Request",
     "Response",
     "Route",
@@ -314,6 +315,44 @@ class OutputSchema(_Model):
             f"output_schema takes a JSON Schema (a dict) or a pydantic model class, got "
             f"{type(value).__name__}"
         )
+
+
+# The repetition guard's thresholds (see modelplug.contract.repetition): a plain
+# dataclass, the [repetition] settings table and a Request's per-call value alike.
+@dataclass(frozen=True)
+class RepetitionGuard:
+    """The guard's thresholds: the ``[repetition]`` settings table, or one call's
+    ``repetition=RepetitionGuard(...)``. The defaults are the guard's; ``off`` disables it.
+
+    :param off: True disables the guard (no detector runs, not even a plugin's).
+    :param min_period: the shortest repeating block, in bytes, counted as a loop; below
+        it ordinary formatting repeats freely.
+    :param max_period: the longest block looked for; a scan costs time linear in it.
+    :param min_copies: how many copies of the block, back to back, make a loop.
+    :param min_span: the fewest bytes those copies must cover together (three copies of
+        a short header are not a loop).
+    :param scan_every: how many new characters (bytes, for ASCII) of a channel are
+        gathered before it is scanned again: never per delta, which would cost more and
+        find nothing sooner.
+    :param tool_copies: the tool kind: a call (same name, same arguments) made again
+        after it returned the same result this many times in the conversation ends the
+        turn with stop reason ``repetition``, the calls not delivered (0: never).
+    """
+
+    off: bool = False
+    min_period: int = field(default=24, metadata={"gt": 0})
+    max_period: int = field(default=1024, metadata={"gt": 0})
+    min_copies: int = field(default=3, metadata={"gt": 1})
+    min_span: int = field(default=512, metadata={"gt": 0})
+    scan_every: int = field(default=256, metadata={"gt": 0})
+    tool_copies: int = field(default=3, metadata={"gt": -1})
+
+    def __post_init__(self) -> None:
+        if self.max_period < self.min_period:
+            raise ValueError(
+                f"repetition max_period ({self.max_period}) is below min_period "
+                f"({self.min_period}); make max_period at least min_period"
+            )
 
 
 class Request(_Model):
