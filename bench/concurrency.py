@@ -57,7 +57,7 @@ def sse_body(chunks: int) -> bytes:
             "object": "chat.completion.chunk",
             "created": 1764460800,
             "model": MODEL,
-            "choices": [{"index": 0, "delta": {"content": f" w{i % 97}"}, "finish_reason": None}],
+            "choices": [{"index": 0, "delta": {"content": f" w{i}"}, "finish_reason": None}],
         }
         parts.append(b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + b"\n\n")
     end = {

@@ -31,6 +31,10 @@ Printed: microseconds per event and the ratios the targets are stated in, from t
 - modelplug per event at the largest size / at the smallest (linear: about 1.0x)
 - openai SDK      / modelplug, chat and responses (target >= 10x for chat)
 - litellm         / modelplug, chat             (when installed here or in --peers-python)
+- repetition guard on / off, modelplug async     (the guard's target: <= 1.03x)
+
+Every delta's text is distinct (`` w0 w1 w2 ...``): a body that repeated itself would
+be cut by the repetition guard, as a looping model is.
 
 The raw loops are the honest minimum for their wire: read bytes, decode, split lines,
 one json.loads per event, touch the text. ``python bench/stream_instructions.py`` counts
@@ -58,6 +62,8 @@ from typing import Any
 
 MODEL = "bench-model"
 PEERS = Path(__file__).resolve().parent / ".peers" / "bin" / "python"
+# The async reader with the repetition guard off (repetition=False), beside the default.
+GUARD_OFF = "modelplug async, guard off"
 
 
 # ----------------------------------------------------------------------- the bodies
@@ -76,7 +82,7 @@ def chat_chunk(**fields: Any) -> dict[str, Any]:
 def make_chat_body(events: int) -> bytes:
     parts = []
     for i in range(events):
-        delta = {"index": 0, "delta": {"content": f" w{i % 97}"}, "finish_reason": None}
+        delta = {"index": 0, "delta": {"content": f" w{i}"}, "finish_reason": None}
         chunk = chat_chunk(choices=[delta])
         parts.append(b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + b"\n\n")
     final = chat_chunk(choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])
@@ -109,7 +115,7 @@ def make_responses_body(events: int) -> bytes:
         },
     ]
     parts = [responses_event(event) for event in head]
-    words = [f" w{i % 97}" for i in range(events)]
+    words = [f" w{i}" for i in range(events)]
     for i, word in enumerate(words):
         delta = {"type": "response.output_text.delta", "sequence_number": i + 3, **at}
         parts.append(responses_event({**delta, "delta": word, "logprobs": []}))
@@ -143,7 +149,7 @@ def make_ollama_body(events: int) -> bytes:
         line = {
             "model": MODEL,
             "created_at": "2025-12-01T08:00:00.000000Z",
-            "message": {"role": "assistant", "content": f" w{i % 97}"},
+            "message": {"role": "assistant", "content": f" w{i}"},
             "done": False,
         }
         parts.append(json.dumps(line, separators=(",", ":")).encode() + b"\n")
@@ -409,11 +415,11 @@ def modelplug_sync(client: Any) -> int:
     return count
 
 
-async def modelplug_async(client: Any) -> int:
+async def modelplug_async(client: Any, **fields: Any) -> int:
     from modelplug.contract.types import TextDelta
 
     count = 0
-    async for event in client.astream(f"bench/{MODEL}", "hi"):
+    async for event in client.astream(f"bench/{MODEL}", "hi", **fields):
         if isinstance(event, TextDelta):
             count += 1
     return count
@@ -630,6 +636,10 @@ class Readers:
         self.runs[(wire, "modelplug async")] = lambda: loop.run_until_complete(
             modelplug_async(async_client)
         )
+        # The same calls with the repetition guard off: what the guard costs, same rounds.
+        self.runs[(wire, GUARD_OFF)] = lambda: loop.run_until_complete(
+            modelplug_async(async_client, repetition=False)
+        )
 
     def __exit__(self, *exc: object) -> None:
         for client in self.sync_clients:
@@ -665,6 +675,12 @@ def show(n: int, repeat: int, wire: Wire, results: dict[str, float]) -> None:
         print(f"  {label}  {ratio:5.2f}x  [{sense} {target}x]  {'ok' if met else 'MISSED'}")
     if sdk is not None and wire.name != "chat":
         print(f"  openai SDK      / modelplug  {sdk / mp_sync:5.2f}x  (for scale)")
+    if GUARD_OFF in results:
+        overhead = mp_async / results[GUARD_OFF] - 1
+        print(
+            f"  repetition guard on / off    {1 + overhead:5.3f}x  [<= 1.03x]  "
+            f"{'ok' if overhead <= 0.03 else 'MISSED'}  (modelplug async)"
+        )
     if "litellm (sync)" in results:
         print(f"  litellm         / modelplug  {results['litellm (sync)'] / mp_sync:5.2f}x")
     print()

@@ -7,7 +7,8 @@ Each reader of bench/stream.py, for each wire (chat: Chat Completions through
 modelplug-openai-compat; responses: the Responses API through modelplug-openai; ollama:
 Ollama's /api/chat NDJSON through modelplug-ollama): the raw sync and async httpx2
 loops, modelplug sync and async through the user's plain ``Client()`` with every plugin
-enabled, and, for chat, for reference, modelplug async with only the openai-compat
+enabled, modelplug async with the repetition guard off (what the guard costs: target
+<= 1.03x), and, for chat, for reference, modelplug async with only the openai-compat
 plugin, which shows what the policies add. Each runs in its own process under callgrind
 twice, reading 1,000 and then 1,000 + N events from the loopback server (which runs in a
 child process, not counted). The difference divided by N is the cost of one event, free
@@ -43,14 +44,18 @@ try:
         b.modelplug_sync(b.modelplug_client(url, wire))
     else:
         alone = reader.endswith("only")
+        fields = {{"repetition": False}} if reader.endswith("guard off") else {{}}
         loop = asyncio.new_event_loop()
-        loop.run_until_complete(b.modelplug_async(b.modelplug_client(url, wire, alone=alone)))
+        client = b.modelplug_client(url, wire, alone=alone)
+        loop.run_until_complete(b.modelplug_async(client, **fields))
 finally:
     proc.kill()
 """
 
 READERS = ("raw sync", "raw async", "modelplug sync", "modelplug async")
 ALONE = "modelplug async, openai-compat only"
+# The same async reader with the repetition guard off (repetition=False): its cost.
+GUARD_OFF = "modelplug async, guard off"
 # (modelplug sync / raw sync, modelplug async / raw async) instruction targets.
 TARGETS = {"chat": (1.3, 1.15), "responses": (1.5, 1.25), "ollama": (1.5, 1.25)}
 
@@ -66,7 +71,7 @@ def per_event(script: Path, wire: str, reader: str, events: int) -> float:
 
 
 def count_wire(script: Path, wire: str, events: int) -> dict[str, float]:
-    readers = (*READERS, ALONE) if wire == "chat" else READERS
+    readers = (*READERS, GUARD_OFF, ALONE) if wire == "chat" else (*READERS, GUARD_OFF)
     counts = {}
     for reader in readers:
         counts[reader] = per_event(script, wire, reader, events)
@@ -82,6 +87,8 @@ def show(wire: str, counts: dict[str, float]) -> None:
     print(
         f"{wire:<10} modelplug async / raw async  {async_ratio:5.2f}x  [target <= {async_target}x]"
     )
+    guard = counts["modelplug async"] / counts[GUARD_OFF]
+    print(f"{wire:<10} repetition guard on / off    {guard:5.3f}x  [target <= 1.03x]")
     if ALONE in counts:
         alone = counts[ALONE] / counts["raw async"]
         policies = counts["modelplug async"] - counts[ALONE]

@@ -73,6 +73,7 @@ def test_continue_works_in_the_interactive_chat(tmp_path: Path) -> None:
     assert done.stderr.splitlines() == [
         "echo/echo: input 3 output 1 cost $0",
         "echo/echo: input 5 output 1 cost $0",
+        "cost: $0 (2 calls, 10 tokens)",  # the chat's total
     ]
     assert len(stored(tmp_path)[0]["messages"]) == 6
 

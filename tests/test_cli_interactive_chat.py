@@ -66,6 +66,7 @@ def test_each_line_is_a_turn_and_the_end_of_input_ends_the_chat(tmp_path: Path) 
     assert done.stderr.splitlines() == [
         "echo/echo: input 2 output 2 cost $0",
         "echo/echo: input 5 output 1 cost $0",
+        "cost: $0 (2 calls, 10 tokens)",  # the chat's total
     ]
 
 

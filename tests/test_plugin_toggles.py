@@ -99,7 +99,12 @@ def test_empty_allow_list_in_the_environment_means_no_plugins(
 ) -> None:
     monkeypatch.setenv("MODELPLUG_PLUGINS", "")
     client, warned = client_quietly()
-    assert [p.name for p in client.plugins() if p.enabled] == ["config", "echo", "classify"]
+    assert [p.name for p in client.plugins() if p.enabled] == [
+        "config",
+        "echo",
+        "classify",
+        "repetition",
+    ]
     assert not installed.exists()
     assert warned == []  # the broken plugin was never imported either
 

@@ -34,8 +34,12 @@ if TYPE_CHECKING:
     from modelplug.client.splice import Splice as Splice
     from modelplug.client.splice import SpliceReader as SpliceReader
     from modelplug.client.structured import undo_strict as undo_strict
+    from modelplug.contract.budget import DEFAULT_BUDGET_MESSAGE as DEFAULT_BUDGET_MESSAGE
+    from modelplug.contract.budget import DEFAULT_REASONING_RESERVE as DEFAULT_REASONING_RESERVE
+    from modelplug.contract.budget import reasoning_budget as reasoning_budget
     from modelplug.contract.context import CallContext as CallContext
     from modelplug.contract.errors import ConfigError as ConfigError
+    from modelplug.contract.errors import CutToolCall as CutToolCall
     from modelplug.contract.errors import ErrorClass as ErrorClass
     from modelplug.contract.errors import ErrorKind as ErrorKind
     from modelplug.contract.errors import MissingKeyError as MissingKeyError
@@ -49,6 +53,7 @@ if TYPE_CHECKING:
     from modelplug.contract.errors import PluginLockError as PluginLockError
     from modelplug.contract.errors import RequestError as RequestError
     from modelplug.contract.errors import TextCallError as TextCallError
+    from modelplug.contract.errors import TruncatedToolCallError as TruncatedToolCallError
     from modelplug.contract.errors import UnknownProviderError as UnknownProviderError
     from modelplug.contract.errors import class_for_status as class_for_status
     from modelplug.contract.errors import describe_error as describe_error
@@ -60,6 +65,12 @@ if TYPE_CHECKING:
     from modelplug.contract.hookspecs import hookspec as hookspec
     from modelplug.contract.loose_json import parse_arguments as parse_arguments
     from modelplug.contract.loose_json import repair_loose_json as repair_loose_json
+    from modelplug.contract.observers import RetryCallback as RetryCallback
+    from modelplug.contract.observers import RetryEvent as RetryEvent
+    from modelplug.contract.observers import UsageCallback as UsageCallback
+    from modelplug.contract.observers import UsageEvent as UsageEvent
+    from modelplug.contract.repetition import RepetitionDetector as RepetitionDetector
+    from modelplug.contract.repetition import RepetitionGuard as RepetitionGuard
     from modelplug.contract.replay import is_replayable as is_replayable
     from modelplug.contract.replay import replayable_blocks as replayable_blocks
     from modelplug.contract.replay import replayable_messages as replayable_messages
@@ -91,6 +102,7 @@ if TYPE_CHECKING:
     from modelplug.contract.types import OpaqueBlock as OpaqueBlock
     from modelplug.contract.types import OutputSchema as OutputSchema
     from modelplug.contract.types import ParsedText as ParsedText
+    from modelplug.contract.types import Repetition as Repetition
     from modelplug.contract.types import Request as Request
     from modelplug.contract.types import RequestLike as RequestLike
     from modelplug.contract.types import Response as Response
@@ -143,6 +155,12 @@ EXPORTS = {
     "ModelplugError": "modelplug.contract.errors",
     "NoProviderError": "modelplug.contract.errors",
     "OutputTruncatedError": "modelplug.contract.errors",
+    "TruncatedToolCallError": "modelplug.contract.errors",
+    "CutToolCall": "modelplug.contract.errors",
+    "RetryCallback": "modelplug.contract.observers",
+    "RetryEvent": "modelplug.contract.observers",
+    "UsageCallback": "modelplug.contract.observers",
+    "UsageEvent": "modelplug.contract.observers",
     "OutputValidationError": "modelplug.contract.errors",
     "PluginError": "modelplug.contract.errors",
     "PluginLoadError": "modelplug.contract.errors",
@@ -152,6 +170,9 @@ EXPORTS = {
     "UnknownProviderError": "modelplug.contract.errors",
     "class_for_status": "modelplug.contract.errors",
     "describe_error": "modelplug.contract.errors",
+    "DEFAULT_BUDGET_MESSAGE": "modelplug.contract.budget",
+    "DEFAULT_REASONING_RESERVE": "modelplug.contract.budget",
+    "reasoning_budget": "modelplug.contract.budget",
     "CHARS_PER_TOKEN": "modelplug.contract.estimate",
     "estimate_tokens": "modelplug.contract.estimate",
     "estimated_usage": "modelplug.contract.estimate",
@@ -185,6 +206,9 @@ EXPORTS = {
     "OpaqueBlock": "modelplug.contract.types",
     "OutputSchema": "modelplug.contract.types",
     "ParsedText": "modelplug.contract.types",
+    "Repetition": "modelplug.contract.types",
+    "RepetitionDetector": "modelplug.contract.repetition",
+    "RepetitionGuard": "modelplug.contract.repetition",
     "Request": "modelplug.contract.types",
     "RequestLike": "modelplug.contract.types",
     "Response": "modelplug.contract.types",

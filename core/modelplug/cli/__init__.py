@@ -24,6 +24,7 @@ from typing import TextIO
 from modelplug.cli import (
     chat,
     config,
+    count,
     embed,
     install,
     models,
@@ -58,6 +59,7 @@ def build_parser(client: Client | None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     chat.add_parser(sub)
     config.add_parser(sub)
+    count.add_parser(sub)
     embed.add_parser(sub)
     install.add_parser(sub)
     models.add_parser(sub)

@@ -15,11 +15,12 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from modelplug.cli.conversations import Conversation, Store, Summary, is_conversation_id
+from modelplug.cli.long_run import RetryLine, Spend
 from modelplug.cli.output import DIM, RESET, usage_line, write
 from modelplug.cli.request_options import HELP as OPTION_HELP
 from modelplug.cli.request_options import parse_options
@@ -96,6 +97,13 @@ class Turns:
     conversation: Conversation
     fields: dict[str, Any]
     store: Store | None
+    retry: RetryLine = field(default_factory=lambda: RetryLine(sys.stderr, _live()))
+    spend: Spend = field(default_factory=Spend)
+
+
+def _live() -> bool:
+    """Whether stderr is a terminal a live line can be rewritten on."""
+    return sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
 
 
 def run(args: argparse.Namespace, client: Client) -> int:
@@ -104,6 +112,18 @@ def run(args: argparse.Namespace, client: Client) -> int:
         if args.prompt is not None or args.continue_ is not None:
             raise ConfigError("--list lists the conversations: give it alone")
         return _list(store)
+    spend = Spend()
+    try:
+        return _run(args, client, store, spend)
+    finally:
+        # The total of every call that finished, failed turns or not: on a terminal,
+        # and with --usage once there is more than one call to add up (one call's own
+        # usage line says it all).
+        if spend.calls and (sys.stderr.isatty() or (args.usage and spend.calls > 1)):
+            print(spend.line(), file=sys.stderr)
+
+
+def _run(args: argparse.Namespace, client: Client, store: Store, spend: Spend) -> int:
     fields = _fields(args)
     continued, prompt = _continued(args.continue_, args.prompt)
     if prompt == "-":
@@ -111,7 +131,7 @@ def run(args: argparse.Namespace, client: Client) -> int:
     if args.schema:
         if continued is not None or prompt is None:
             raise ConfigError("--schema answers one prompt: give it, without -c/--continue")
-        return _structured(args, client, prompt, fields)
+        return _structured(args, client, prompt, fields, spend)
     if continued is not None:
         conversation = store.named(continued) if continued else store.last()
         conversation.model = args.model or conversation.model
@@ -119,7 +139,7 @@ def run(args: argparse.Namespace, client: Client) -> int:
             conversation.system = args.system
     else:
         conversation = Conversation.new(args.model or client.choose_model(None), args.system)
-    turns = Turns(client, args, conversation, fields, None if args.no_log else store)
+    turns = Turns(client, args, conversation, fields, None if args.no_log else store, spend=spend)
     if prompt is not None:
         _turn(turns, prompt)
         return 0
@@ -266,6 +286,7 @@ def _keep(turns: Turns, added: list[Message]) -> None:
 
 def _stream(turns: Turns, messages: list[Message], shown: list[str]) -> Response:
     # The event types (pydantic) are imported by the commands that call a model only.
+    from modelplug.contract.observers import RETRY_NOTICE
     from modelplug.contract.types import Done, Notice, TextDelta, ThinkingDelta, ToolCallStart
 
     args, conversation = turns.args, turns.conversation
@@ -276,7 +297,9 @@ def _stream(turns: Turns, messages: list[Message], shown: list[str]) -> Response
     fields = dict(turns.fields)
     if conversation.system:
         fields["system"] = conversation.system
-    events = turns.client.stream(conversation.model, messages, **fields)
+    events = turns.client.stream(
+        conversation.model, messages, on_retry=turns.retry, on_usage=turns.spend.add, **fields
+    )
     try:
         for event in events:
             if isinstance(event, TextDelta):
@@ -292,7 +315,8 @@ def _stream(turns: Turns, messages: list[Message], shown: list[str]) -> Response
             elif isinstance(event, ToolCallStart):
                 write(err, f"[tool call: {event.name}]\n")
             elif isinstance(event, Notice):
-                write(err, f"modelplug: {event.message}\n")
+                if event.kind != RETRY_NOTICE:  # a retry is turns.retry's to show
+                    write(err, f"modelplug: {event.message}\n")
             elif isinstance(event, Done):
                 response = event.response
     finally:
@@ -301,6 +325,7 @@ def _stream(turns: Turns, messages: list[Message], shown: list[str]) -> Response
         close = getattr(events, "close", None)
         if close is not None:
             close()
+        turns.retry.close()
         if shown and not "".join(shown).endswith("\n"):
             write(out, "\n")
     assert response is not None  # a stream ends with exactly one Done or raises
@@ -310,27 +335,34 @@ def _stream(turns: Turns, messages: list[Message], shown: list[str]) -> Response
 
 
 def _structured(
-    args: argparse.Namespace, client: Client, prompt: str, fields: dict[str, Any]
+    args: argparse.Namespace, client: Client, prompt: str, fields: dict[str, Any], spend: Spend
 ) -> int:
     """``chat --schema``: the validated answer as JSON on stdout, notices on stderr."""
+    from modelplug.contract.observers import RETRY_NOTICE
     from modelplug.contract.types import Notice
 
     schema = _schema(args.schema)
+    retry = RetryLine(sys.stderr, _live())
 
     def notice(event: Any) -> None:
-        if isinstance(event, Notice):
+        if isinstance(event, Notice) and event.kind != RETRY_NOTICE:
             print(f"modelplug: {event.message}", file=sys.stderr)
 
     if args.system:
         fields["system"] = args.system
-    response = client.complete(
-        args.model,
-        prompt,
-        output_schema=schema,
-        output_retries=max(0, args.retries),
-        on_event=notice,
-        **fields,
-    )
+    try:
+        response = client.complete(
+            args.model,
+            prompt,
+            output_schema=schema,
+            output_retries=max(0, args.retries),
+            on_event=notice,
+            on_retry=retry,
+            on_usage=spend.add,
+            **fields,
+        )
+    finally:
+        retry.close()
     print(json.dumps(response.parsed, indent=2, ensure_ascii=False))
     if args.usage:
         print(usage_line(response.model or "", response.usage, response.cost), file=sys.stderr)

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from modelplug.client.cut_calls import truncated_tool_calls
+from modelplug.client.repetition_stop import StreamWatch, repetition_notice, stopped_response
 from modelplug.client.splice import Splice, SpliceReader
 from modelplug.contract.errors import (
     ErrorClass,
@@ -29,6 +31,7 @@ from modelplug.contract.types import (
     Event,
     Message,
     Notice,
+    Repetition,
     Request,
     RequestLike,
     Response,
@@ -38,6 +41,7 @@ from modelplug.contract.types import (
 from modelplug.host.http_options import OpenStreams, http_options, pool_notice
 
 if TYPE_CHECKING:
+    from modelplug.client.observers import Observers
     from modelplug.client.surface import ClientSurface
     from modelplug.contract.routes import Route
 
@@ -108,9 +112,21 @@ async def guarded_stream(
     spec: str | Route | None,
     request: RequestLike | None,
     fields: Mapping[str, Any],
+    observers: Observers | None = None,
 ) -> AsyncIterator[Event]:
-    """:meth:`Client.astream`'s body: deltas, notices, then exactly one priced Done."""
+    """:meth:`Client.astream`'s body: deltas, notices, then exactly one priced Done.
+
+    ``observers`` hear each retry notice and the finished call's usage (see
+    :mod:`modelplug.client.observers`). A Done whose tool call the output limit cut is
+    raised as a TruncatedToolCallError instead (see :mod:`modelplug.client.cut_calls`).
+    """
     req = coerce_request(request, fields, client=client, spec=spec)
+    # reasoning_budget "auto": thinking sized from the window before anything is sent.
+    sized: Notice | None = None
+    if req.reasoning_budget or (req.thinking and client.settings.reasoning_budget):
+        from modelplug.client.auto_budget import auto_budget
+
+        req, sized = await auto_budget(client, client.route_for(spec), req)
     if req.output_schema is not None:
         from modelplug.client.structured import check_schema, structured_stream
 
@@ -130,6 +146,12 @@ async def guarded_stream(
     notice = pool_notice(streams.count, streams.limit)
     # Tools to a model known not to call them: said before the call, which still goes.
     unsupported = client.tools_unsupported(route, req) if req.tools else None
+    # The repetition guard: each channel is scanned once ``scan_every`` characters
+    # arrived on it, so a delta costs one addition and one comparison.
+    watch = StreamWatch.of(client, route, req)
+    scan_every = watch.scan_every
+    unscanned = unthought = 0
+    tripped: Repetition | None = None
     streams.count += 1
     # The guard lives inline (not in a nested generator): one async-generator layer
     # less per event on the hot path. It keeps what was shown (for a partial
@@ -148,6 +170,8 @@ async def guarded_stream(
             yield notice
         if unsupported is not None:
             yield unsupported
+        if sized is not None:
+            yield sized
         while True:
             finished: list[Event] | None = None
             error: Exception | None = None
@@ -156,36 +180,75 @@ async def guarded_stream(
                     kind = type(event)
                     if kind is TextDelta:
                         text.append(event.text)
+                        unscanned += len(event.text)
+                        if unscanned >= scan_every:
+                            unscanned = 0
+                            tripped = watch.scan("content", text)
+                            if tripped is not None:
+                                yield event
+                                break
                     elif kind is Done:
+                        event, said = watch.done(event, req)
                         finished = await reader.done(event)
+                        if said is not None:  # the guard's tool kind
+                            finished.insert(0, said)
                         break
                     elif kind is Splice:
                         reader.take(event)
                         break
                     elif kind is ThinkingDelta:
                         thought.append(event.text)
+                        unthought += len(event.text)
+                        if unthought >= scan_every:
+                            unthought = 0
+                            tripped = watch.scan("reasoning", thought)
+                            if tripped is not None:
+                                yield event
+                                break
                     elif kind is Notice:
                         event = _redacted(event)
+                        if observers is not None:
+                            await observers.notice(event)
                     yield event
                 else:
                     break  # ended without a Done: reported below
+                if tripped is not None:
+                    # A loop: close the provider's stream now (no more tokens made),
+                    # and end with what it showed, the copies trimmed.
+                    stopped = stopped_response(route, req, "".join(text), "".join(thought), tripped)
+                    finished = [
+                        repetition_notice(tripped),
+                        *await reader.cut(Done(response=stopped)),
+                    ]
             except Exception as exc:
                 if not reader.finishers:
                     raise
                 finished, error = await reader.failed(exc)
             if error is not None:
                 for event in finished or ():
-                    yield _shown(event, text, thought)
+                    event = _shown(event, text, thought)
+                    if observers is not None and type(event) is Notice:
+                        await observers.notice(event)
+                    yield event
                 raise error
             if finished is not None:
                 # A policy's last words (a policy that swallowed a failure may end
                 # with a Done of its own).
                 for event in finished:
                     if type(event) is Done:
-                        yield Done(response=_finish(client, route, event.response))
+                        response = _finish(client, route, event.response)
+                        if observers is not None:
+                            await observers.finished(response)
+                        cut = truncated_tool_calls(route, req, response)
+                        if cut is not None:
+                            raise cut
+                        yield Done(response=response)
                         done = True
                         break
-                    yield _shown(event, text, thought)
+                    event = _shown(event, text, thought)
+                    if observers is not None and type(event) is Notice:
+                        await observers.notice(event)
+                    yield event
                 break
     except ModelError as exc:
         if exc.partial is None:

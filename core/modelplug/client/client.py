@@ -25,6 +25,7 @@ from queue import Queue
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from modelplug.client.call_habits import SDK_BASE_URLS
+from modelplug.client.counting import UncountableRoutes
 from modelplug.client.probe_cache import ProbeCache, probed_over
 from modelplug.contract.errors import (
     ConfigError,
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     from modelplug.client.calls import EventCallback
     from modelplug.client.served_models import Served
     from modelplug.contract.held_text import HeldText
+    from modelplug.contract.observers import RetryCallback, UsageCallback
+    from modelplug.contract.repetition import RepetitionDetector, RepetitionGuard
     from modelplug.contract.types import (
         Cost,
         Embeddings,
@@ -131,6 +134,13 @@ class Client:
     :param environ: the environment to read (default: ``os.environ``).
     :param entry_points: False loads no installed plugin (for tests).
     :param strict: make a plugin that fails to load fatal.
+    :param on_retry: called with a RetryEvent at each retry wait a policy makes, and once
+        more when the call recovers or the policy gives up (plain or ``async``; see
+        :mod:`modelplug.contract.observers`). Every call of this client reports to it,
+        before a call's own ``on_retry``.
+    :param on_usage: called with a UsageEvent (usage, cost, route) when a call finishes,
+        for every call of this client, before a call's own ``on_usage``. A callback
+        that raises is logged as a warning and the call goes on.
     """
 
     def __init__(
@@ -147,7 +157,11 @@ class Client:
         environ: Mapping[str, str] | None = None,
         entry_points: bool = True,
         strict: bool | None = None,
+        on_retry: RetryCallback | None = None,
+        on_usage: UsageCallback | None = None,
     ) -> None:
+        self.on_retry = on_retry
+        self.on_usage = on_usage
         self.settings = settings or load_settings(
             user_path=user_config, project_dir=project_dir, environ=environ, explicit=config
         )
@@ -182,6 +196,7 @@ class Client:
         self._noted_variables: set[str] = set()
         self._declared: dict[str, list[tuple[Provider, str]]] | None = None
         self._probes: ProbeCache | None = None
+        self._uncountable = UncountableRoutes()
         self._warn_unknown_sections()
         _track(self)
 
@@ -527,6 +542,110 @@ class Client:
             self._probes = ProbeCache(self.settings.data_dir())
         return self._probes
 
+    # -- counting before sending (modelplug.client.counting) ---------------------------
+
+    async def acount_tokens(self, spec: str | Route | None, text: str) -> int | None:
+        """The exact number of tokens ``text`` alone becomes for the route's model (its
+        tokenizer, no chat template), or None when the endpoint cannot count it (a fact,
+        not an error: estimate instead). A failure to reach a counting endpoint is None
+        too, for this call only."""
+        from modelplug.client.counting import count_on_route
+
+        route = self.route_for(spec)
+        return await count_on_route(self.hook, self, route, text, self._uncountable)
+
+    def count_tokens(self, spec: str | Route | None, text: str) -> int | None:
+        """The sync form of :meth:`acount_tokens`."""
+        return self._run_sync(self.acount_tokens(spec, text))
+
+    async def acount_prompt(
+        self,
+        spec: str | Route | None,
+        messages: RequestLike | None = None,
+        *,
+        system: str | None = None,
+        tools: Sequence[Any] | None = None,
+    ) -> int | None:
+        """The exact number of input tokens the route's model would read for this prompt
+        (system, messages and tools, rendered as its server renders them), or None when
+        the endpoint cannot count it; as :meth:`acount_tokens` otherwise.
+
+        :param messages: a string, OpenAI-style messages, a dict or a Request.
+        """
+        from modelplug.client.calls import coerce_request
+        from modelplug.client.counting import count_on_route
+
+        fields: dict[str, Any] = {}
+        if system is not None:
+            fields["system"] = system
+        if tools is not None:
+            fields["tools"] = list(tools)
+        request = coerce_request(messages, fields, client=self, spec=spec)
+        route = self.route_for(spec)
+        return await count_on_route(self.hook, self, route, request, self._uncountable)
+
+    def count_prompt(
+        self,
+        spec: str | Route | None,
+        messages: RequestLike | None = None,
+        *,
+        system: str | None = None,
+        tools: Sequence[Any] | None = None,
+    ) -> int | None:
+        """The sync form of :meth:`acount_prompt`."""
+        return self._run_sync(self.acount_prompt(spec, messages, system=system, tools=tools))
+
+    async def athinking_budget(
+        self,
+        spec: str | Route | None,
+        messages: RequestLike | None = None,
+        *,
+        system: str | None = None,
+        tools: Sequence[Any] | None = None,
+        reserve: int | None = None,
+        max_tokens: int | None = None,
+    ) -> int | None:
+        """The thinking budget this prompt leaves on the route: its stated context window
+        (a probe's or the settings'; a hosted model's documented one) less the prompt as
+        the server counts it less ``reserve`` (default ``reasoning_reserve`` of the
+        settings, else :data:`~modelplug.contract.budget.DEFAULT_REASONING_RESERVE`),
+        within ``max_tokens`` or the model's output limit. None when that cannot be
+        known: send no budget then (see :func:`modelplug.reasoning_budget`)."""
+        from modelplug.client.auto_budget import known_window
+        from modelplug.contract.budget import DEFAULT_REASONING_RESERVE, reasoning_budget
+
+        route = self.route_for(spec)
+        window = known_window(route)
+        if window is None:
+            return None
+        counted = await self.acount_prompt(route, messages, system=system, tools=tools)
+        if reserve is None:
+            reserve = self.settings.reasoning_reserve
+        cap = max_tokens or route.info.max_output_tokens
+        return reasoning_budget(
+            window,
+            counted,
+            DEFAULT_REASONING_RESERVE if reserve is None else reserve,
+            output_cap=cap,
+        )
+
+    def thinking_budget(
+        self,
+        spec: str | Route | None,
+        messages: RequestLike | None = None,
+        *,
+        system: str | None = None,
+        tools: Sequence[Any] | None = None,
+        reserve: int | None = None,
+        max_tokens: int | None = None,
+    ) -> int | None:
+        """The sync form of :meth:`athinking_budget`."""
+        return self._run_sync(
+            self.athinking_budget(
+                spec, messages, system=system, tools=tools, reserve=reserve, max_tokens=max_tokens
+            )
+        )
+
     # -- pricing and errors ----------------------------------------------------------
 
     def price(self, route: Route, usage: Usage, price_factor: float = 1.0) -> Cost | None:
@@ -614,6 +733,15 @@ class Client:
 
         return tools_unsupported(self, route, request, said=said)
 
+    def repetition_detector(
+        self, route: Route, request: Request, guard: RepetitionGuard
+    ) -> RepetitionDetector | None:
+        """The detector that watches one call's stream for a loop: a plugin's, else
+        core's (:func:`~modelplug.contract.hookspecs.modelplug_repetition_detector`)."""
+        return self.hook.modelplug_repetition_detector(
+            route=route, request=request, guard=guard, client=self
+        )
+
     def held_text(self, tools: list[ToolSpec], mode: str | None) -> HeldText:
         """A HeldText for one reply (see :mod:`modelplug.contract.held_text`)."""
         from modelplug.contract.held_text import HeldText
@@ -634,7 +762,13 @@ class Client:
     # -- async API -------------------------------------------------------------------
 
     def astream(
-        self, spec: str | Route | None = None, request: RequestLike | None = None, **fields: Any
+        self,
+        spec: str | Route | None = None,
+        request: RequestLike | None = None,
+        *,
+        on_retry: RetryCallback | None = None,
+        on_usage: UsageCallback | None = None,
+        **fields: Any,
     ) -> AsyncIterator[Event]:
         """Stream events: deltas, notices, then exactly one Done with the Response.
 
@@ -645,13 +779,22 @@ class Client:
             anew).
         :param request: a string, OpenAI-style messages, a dict or a Request.
         :param fields: Request fields to set (``max_tokens=...``, ``tools=[...]``).
+        :param on_retry: called with this call's RetryEvents, after the client's.
+        :param on_usage: called with this call's UsageEvent, after the client's.
         :raises RequestError: the request is invalid (before any network call).
+        :raises TruncatedToolCallError: the output limit cut a tool call (not retryable;
+            the Response so far is its ``partial``).
         :raises ModelError: the call failed; carries the ErrorClass, route and partial.
         """
         from modelplug.client.calls import guarded_stream
 
+        observers = None
+        if on_retry or on_usage or self.on_retry or self.on_usage:
+            from modelplug.client.observers import Observers
+
+            observers = Observers.of((self.on_retry, on_retry), (self.on_usage, on_usage))
         # The async generator itself, not a wrapper around it: no extra layer per event.
-        return guarded_stream(self, spec, request, fields)
+        return guarded_stream(self, spec, request, fields, observers)
 
     async def acomplete(
         self,
@@ -659,17 +802,22 @@ class Client:
         request: RequestLike | None = None,
         *,
         on_event: EventCallback | None = None,
+        on_retry: RetryCallback | None = None,
+        on_usage: UsageCallback | None = None,
         **fields: Any,
     ) -> Response:
         """Run a call to the end and return its Response.
 
         :param on_event: called with every event (deltas and notices) as it arrives;
             without it, notices are logged on the ``modelplug`` logger as warnings.
+        :param on_retry: called with each RetryEvent of this call (see :meth:`astream`).
+        :param on_usage: called with this call's UsageEvent (see :meth:`astream`).
         """
         from modelplug.client.calls import dispatch
 
         response: Response | None = None
-        async for event in self.astream(spec, request, **fields):
+        stream = self.astream(spec, request, on_retry=on_retry, on_usage=on_usage, **fields)
+        async for event in stream:
             response = dispatch(event, on_event) or response
         assert response is not None  # astream ends with exactly one Done or raises
         return response
@@ -700,10 +848,18 @@ class Client:
     # -- sync facades ----------------------------------------------------------------
 
     def stream(
-        self, spec: str | Route | None = None, request: RequestLike | None = None, **fields: Any
+        self,
+        spec: str | Route | None = None,
+        request: RequestLike | None = None,
+        *,
+        on_retry: RetryCallback | None = None,
+        on_usage: UsageCallback | None = None,
+        **fields: Any,
     ) -> Iterator[Event]:
         """The sync form of :meth:`astream`."""
-        return self._iterate(lambda: self.astream(spec, request, **fields))
+        return self._iterate(
+            lambda: self.astream(spec, request, on_retry=on_retry, on_usage=on_usage, **fields)
+        )
 
     def complete(
         self,
@@ -711,13 +867,15 @@ class Client:
         request: RequestLike | None = None,
         *,
         on_event: EventCallback | None = None,
+        on_retry: RetryCallback | None = None,
+        on_usage: UsageCallback | None = None,
         **fields: Any,
     ) -> Response:
         """The sync form of :meth:`acomplete`."""
         from modelplug.client.calls import dispatch
 
         response: Response | None = None
-        for event in self.stream(spec, request, **fields):
+        for event in self.stream(spec, request, on_retry=on_retry, on_usage=on_usage, **fields):
             response = dispatch(event, on_event) or response
         assert response is not None
         return response

@@ -124,6 +124,13 @@ class SpliceReader:
             shown.append(final)
         return shown
 
+    async def cut(self, event: Done) -> list[Event]:
+        """Close the source now (the consumer stopped reading it: a repetition guard
+        tripped), then what :meth:`done` shows for ``event``, the Done the consumer made:
+        the waiting policies settle on it as on the provider's own."""
+        await _close(self.source)
+        return await self.done(event)
+
     async def failed(self, error: Exception) -> tuple[list[Event], Exception | None]:
         """What to show, then what to raise, after the rest failed with ``error``: each
         waiting policy, innermost first, is thrown the error the one inside it raised.

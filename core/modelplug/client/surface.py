@@ -13,7 +13,9 @@ from modelplug.contract.context import CallContext
 
 if TYPE_CHECKING:
     from modelplug.client.probe_cache import ProbeCache
+    from modelplug.contract.repetition import RepetitionDetector, RepetitionGuard
     from modelplug.contract.routes import Route
+    from modelplug.contract.types import Request
 
 __all__ = ["ClientSurface"]
 
@@ -27,6 +29,18 @@ class ClientSurface(CallContext, Protocol):
 
     def probe_cache(self) -> ProbeCache:
         """The probe answers later resolves use."""
+        ...
+
+    def repetition_detector(
+        self, route: Route, request: Request, guard: RepetitionGuard
+    ) -> RepetitionDetector | None:
+        """The detector that watches one call's stream for a loop."""
+        ...
+
+    async def acount_prompt(
+        self, spec: str | Route | None, messages: Request | None = None
+    ) -> int | None:
+        """The prompt's size as the route's server counts it; None when it cannot."""
         ...
 
     async def alist_models(self, provider: str) -> list[str] | None:

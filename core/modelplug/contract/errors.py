@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONTEXT_PHRASES",
     "ConfigError",
+    "CutToolCall",
     "ErrorClass",
     "ErrorKind",
     "MissingKeyError",
@@ -31,6 +32,7 @@ __all__ = [
     "RequestError",
     "ScriptExhaustedError",
     "TextCallError",
+    "TruncatedToolCallError",
     "UnknownProviderError",
     "class_for_status",
     "describe_error",
@@ -309,6 +311,50 @@ class ModelError(ModelplugError):
     def retryable(self) -> bool:
         """Whether the same call may succeed if sent again (``error_class.retryable``)."""
         return self.error_class.retryable
+
+
+@dataclass(frozen=True)
+class CutToolCall:
+    """One tool call the output limit cut: its id and name, and its ``arguments`` as
+    far as the model wrote them (not JSON: the text broke off)."""
+
+    id: str | None
+    name: str | None
+    arguments: str
+
+
+class TruncatedToolCallError(ModelError):
+    """The answer ended (max_tokens, or a full context window) inside a tool call's
+    arguments, so no call of it may be run: half its arguments would be.
+
+    Not retryable and no fallback: the same request meets the same limit again (at
+    temperature 0, byte for byte). Raise ``max_tokens``, or shrink the conversation or
+    the call asked for. Nothing the model wrote is lost: ``partial`` is the whole
+    Response as it ended (text, thinking, any whole calls before the cut, usage, cost,
+    ``stop_reason``, ``metadata["truncated_tool_calls"]``), ``calls`` the cut calls
+    with their arguments so far; ``tool_name`` and ``arguments`` are the first's.
+    """
+
+    def __init__(
+        self, message: str, *, calls: list[CutToolCall], route: Route | None, partial: Response
+    ) -> None:
+        self.calls = calls
+        super().__init__(
+            message,
+            error_class=ErrorClass(kind="other", reason="tool call cut by the output limit"),
+            route=route,
+            partial=partial,
+        )
+
+    @property
+    def tool_name(self) -> str | None:
+        """The name of the (first) cut call."""
+        return self.calls[0].name if self.calls else None
+
+    @property
+    def arguments(self) -> str:
+        """The arguments text of the (first) cut call, as far as it was written."""
+        return self.calls[0].arguments if self.calls else ""
 
 
 def describe_error(error: BaseException, error_class: ErrorClass) -> str:

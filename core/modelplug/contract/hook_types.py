@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from modelplug.contract.context import CallContext
     from modelplug.contract.errors import ErrorClass
+    from modelplug.contract.repetition import RepetitionDetector, RepetitionGuard
     from modelplug.contract.routes import ModelInfo, Provider, Route
     from modelplug.contract.settings import Settings
     from modelplug.contract.types import (
@@ -42,6 +43,12 @@ class _Stream(Protocol):
     def __call__(
         self, *, route: Route, request: Request, client: CallContext
     ) -> AsyncIterator[Event] | None: ...
+
+
+class _RepetitionDetector(Protocol):
+    def __call__(
+        self, *, route: Route, request: Request, guard: RepetitionGuard, client: CallContext
+    ) -> RepetitionDetector | None: ...
 
 
 class _Price(Protocol):
@@ -104,11 +111,18 @@ class _Embed(Protocol):
     ) -> Awaitable[Embeddings] | None: ...
 
 
+class _CountTokens(Protocol):
+    def __call__(
+        self, *, route: Route, content: str | Request, client: CallContext
+    ) -> Awaitable[int | None] | None: ...
+
+
 class HookRelay(Protocol):
     """``client.hook``: one typed caller per hook spec."""
 
     modelplug_resolve: _Resolve
     modelplug_stream: _Stream
+    modelplug_repetition_detector: _RepetitionDetector
     modelplug_price: _Price
     modelplug_classify_error: _Classify
     modelplug_parse_text_tool_calls: _ParseTextToolCalls
@@ -120,3 +134,4 @@ class HookRelay(Protocol):
     modelplug_describe_route: _DescribeRoute
     modelplug_embed: _Embed
     modelplug_close: _Close
+    modelplug_count_tokens: _CountTokens

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from modelplug.contract.context import CallContext
     from modelplug.contract.errors import ErrorClass
+    from modelplug.contract.repetition import RepetitionDetector, RepetitionGuard
     from modelplug.contract.routes import ModelInfo, Provider, Route
     from modelplug.contract.settings import Settings
     from modelplug.contract.types import (
@@ -51,6 +52,7 @@ __all__ = [
     "modelplug_classify_error",
     "modelplug_cli_commands",
     "modelplug_close",
+    "modelplug_count_tokens",
     "modelplug_describe_route",
     "modelplug_embed",
     "modelplug_list_models",
@@ -59,6 +61,7 @@ __all__ = [
     "modelplug_price",
     "modelplug_probe",
     "modelplug_providers",
+    "modelplug_repetition_detector",
     "modelplug_resolve",
     "modelplug_stream",
 ]
@@ -126,6 +129,35 @@ def modelplug_stream(
         refused when the plugin registers, since it could never return None).
 
     .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def modelplug_repetition_detector(
+    route: Route, request: Request, guard: RepetitionGuard, client: CallContext
+) -> RepetitionDetector | None:
+    """Supply the detector that watches one stream for a loop, in place of core's.
+
+    Called by the client once per call, before its stream is read, unless the
+    repetition guard is off for the call (``[repetition] off = true``, or the call's
+    ``repetition=False``). Core's own answer, trylast, is the default detector
+    (:class:`modelplug.builtin.loop_detector.LoopDetector`): the same bytes repeated
+    exactly for a long span. The detector returned replaces it for this stream: core
+    feeds it the content and reasoning text every ``detector.scan_every`` characters,
+    and when ``scan`` returns a :class:`~modelplug.Repetition` core closes the
+    provider's stream and ends the call with stop reason ``repetition``.
+
+    :param route: the resolved route of the call.
+    :param request: the validated request (its conversation, tools, sampling).
+    :param guard: the thresholds in effect for the call: the call's
+        ``repetition=RepetitionGuard(...)``, else the ``[repetition]`` settings table.
+    :param client: the calling client as a CallContext (``settings`` for the plugin's
+        own table).
+    :return: a new detector for this one stream, or None to let another plugin (in the
+        end, core's default) answer. A detector must be cheap per call of ``scan``:
+        it runs on the stream's hot path.
+
+    .. versionadded:: 2.0
     """
 
 
@@ -357,6 +389,36 @@ def modelplug_embed(
         like :func:`modelplug_probe`.
 
     .. versionadded:: 1.1
+    """
+
+
+@hookspec(firstresult=True)
+def modelplug_count_tokens(
+    route: Route, content: str | Request, client: CallContext
+) -> Awaitable[int | None] | None:
+    """Count tokens as the route's server will, before anything is sent.
+
+    Called by :meth:`Client.acount_tokens` (``content`` a str) and
+    :meth:`Client.acount_prompt` (``content`` a Request), so by ``modelplug count`` and by
+    a thinking budget of ``"auto"``, which needs the prompt's size. Core keeps an answer
+    of None (the endpoint cannot count) for the client's life and does not ask again;
+    it turns a raised error into None for that one call and asks again next time.
+
+    :param route: the resolved route (no key in it; read it at send time).
+    :param content: a str is text alone, counted by the model's tokenizer with no chat
+        template around it (llama.cpp's and vLLM's ``/tokenize``); a Request is the
+        whole prompt the model would read, its system, messages and tools rendered as
+        the server renders them (Anthropic's ``count_tokens``, Gemini's
+        ``countTokens``, llama.cpp's ``/apply-template``).
+    :param client: the calling client as a CallContext (``settings``, ``async_http``).
+    :return: None when this plugin does not serve ``route.endpoint.type``; else an
+        awaitable of the exact count, or of None when the endpoint cannot count this
+        ``content`` (no count API at all, or its count path answered 404: a fact about
+        the endpoint, not an error). Never an estimate: a guess is not a count. Any
+        other failure (unreachable, a 5xx, a refused key) raises the plugin's classified
+        error. A plain ``def``, like :func:`modelplug_probe`.
+
+    .. versionadded:: 2.0
     """
 
 

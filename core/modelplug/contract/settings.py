@@ -47,7 +47,18 @@ __all__ = [
 ]
 
 CORE_KEYS = frozenset(
-    {"model", "providers", "models", "aliases", "roles", "fallbacks", "plugins", "trusted_projects"}
+    {
+        "model",
+        "providers",
+        "models",
+        "aliases",
+        "roles",
+        "fallbacks",
+        "plugins",
+        "trusted_projects",
+        "reasoning_budget",
+        "reasoning_reserve",
+    }
 )
 # Keys that could send traffic or a key somewhere else; never taken from a project file.
 REDIRECT_KEYS = frozenset(
@@ -360,6 +371,9 @@ class Settings:
             _deep_merge(merged, {k: v for k, v in layer.data.items() if k != "plugins"})
         self._raw = merged
         self.model: str | None = _expect(merged, "model", str, self._source("model"))
+        # Every call's thinking budget sized from the window (modelplug.client.auto_budget).
+        self.reasoning_budget: str | None = _one_of(merged, "reasoning_budget", ("auto",))
+        self.reasoning_reserve: int | None = _tokens(merged, "reasoning_reserve")
         self.providers = self._parse_providers()
         self.models = self._parse_models()
         self.aliases: dict[str, str] = self._string_map("aliases")
@@ -584,6 +598,22 @@ class Settings:
 
     def __repr__(self) -> str:
         return f"Settings(user={self.user_path}, project={self.project_dir}, model={self.model!r})"
+
+
+def _one_of(data: dict[str, Any], key: str, choices: tuple[str, ...]) -> str | None:
+    value = data.get(key)
+    if value is not None and value not in choices:
+        raise ConfigError(
+            f"settings: '{key}' is {value!r}; it takes {', '.join(map(repr, choices))}"
+        )
+    return value
+
+
+def _tokens(data: dict[str, Any], key: str) -> int | None:
+    value = data.get(key)
+    if value is not None and (type(value) is not int or value < 0):
+        raise ConfigError(f"settings: '{key}' is {value!r}; give a number of tokens, 0 or more")
+    return value
 
 
 def _expect(data: dict[str, Any], key: str, kind: type, where: str) -> Any:

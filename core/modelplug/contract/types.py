@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Annotated, Any, Literal, TypeAlias
 
@@ -47,6 +48,8 @@ __all__ = [
     "ParsedText",
     "Price",
     "Provider",
+    "Repetition",
+    "RepetitionGuard",
     "Request",
     "Response",
     "Route",
@@ -314,6 +317,44 @@ class OutputSchema(_Model):
         )
 
 
+# The repetition guard's thresholds (see modelplug.contract.repetition): a plain
+# dataclass, the [repetition] settings table and a Request's per-call value alike.
+@dataclass(frozen=True)
+class RepetitionGuard:
+    """The guard's thresholds: the ``[repetition]`` settings table, or one call's
+    ``repetition=RepetitionGuard(...)``. The defaults are the guard's; ``off`` disables it.
+
+    :param off: True disables the guard (no detector runs, not even a plugin's).
+    :param min_period: the shortest repeating block, in bytes, counted as a loop; below
+        it ordinary formatting repeats freely.
+    :param max_period: the longest block looked for; a scan costs time linear in it.
+    :param min_copies: how many copies of the block, back to back, make a loop.
+    :param min_span: the fewest bytes those copies must cover together (three copies of
+        a short header are not a loop).
+    :param scan_every: how many new characters (bytes, for ASCII) of a channel are
+        gathered before it is scanned again: never per delta, which would cost more and
+        find nothing sooner.
+    :param tool_copies: the tool kind: a call (same name, same arguments) made again
+        after it returned the same result this many times in the conversation ends the
+        turn with stop reason ``repetition``, the calls not delivered (0: never).
+    """
+
+    off: bool = False
+    min_period: int = field(default=24, metadata={"gt": 0})
+    max_period: int = field(default=1024, metadata={"gt": 0})
+    min_copies: int = field(default=3, metadata={"gt": 1})
+    min_span: int = field(default=512, metadata={"gt": 0})
+    scan_every: int = field(default=256, metadata={"gt": 0})
+    tool_copies: int = field(default=3, metadata={"gt": -1})
+
+    def __post_init__(self) -> None:
+        if self.max_period < self.min_period:
+            raise ValueError(
+                f"repetition max_period ({self.max_period}) is below min_period "
+                f"({self.min_period}); make max_period at least min_period"
+            )
+
+
 class Request(_Model):
     """What to ask the model. Take one from a string, OpenAI-style dicts or a Request
     with :func:`modelplug.as_request`.
@@ -334,6 +375,20 @@ class Request(_Model):
     top_p: float | None = Field(default=None, gt=0, le=1)
     top_k: int | None = Field(default=None, gt=0)
     seed: int | None = None
+    # A thinking budget sized from the context window before the call is sent
+    # (modelplug.client.auto_budget): "auto" fills thinking.budget_tokens with the window
+    # less the counted prompt less ``reasoning_reserve`` (kept for the answer), or sends
+    # no budget when that cannot be known.
+    reasoning_budget: Literal["auto"] | None = None
+    reasoning_reserve: int | None = Field(default=None, ge=0)
+    # Sampling against repetition: OpenAI's pair (penalize by count seen, by seen at
+    # all) and llama.cpp's multiplicative repeat_penalty (1.0 is off). A provider with no
+    # such field says so in a Notice. ``repetition`` is the loop guard for this call:
+    # None follows the settings, False turns it off, a RepetitionGuard sets thresholds.
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
+    repeat_penalty: float | None = Field(default=None, gt=0)
+    repetition: bool | RepetitionGuard | None = None
     cache: bool | None = None
     # Structured output: the answer must fit this schema (see modelplug.client.structured);
     # ``output_retries`` re-asks the model that many times with the validation errors.
@@ -395,7 +450,7 @@ RequestLike: TypeAlias = "str | Request | Mapping[str, Any] | Iterable[Message |
 # ------------------------------------------------------------- usage, cost, response
 
 StopReason: TypeAlias = Literal[
-    "end_turn", "tool_use", "max_tokens", "refusal", "pause_turn", "other"
+    "end_turn", "tool_use", "max_tokens", "refusal", "pause_turn", "repetition", "other"
 ]
 
 
@@ -434,6 +489,28 @@ class Cost(_Model):
     breakdown: dict[str, Decimal] = Field(default_factory=dict)
 
 
+class Repetition(_Model):
+    """What a loop was, when the repetition guard closed a stream (stop reason
+    ``repetition``), or when the same tool call kept returning the same result.
+
+    ``channel`` is ``content`` or ``reasoning`` (``tool:<name>`` for the tool kind).
+    ``period`` is the repeating block's length in UTF-8 bytes and ``copies`` how many
+    copies of it came back to back; ``offset`` is the byte where the first copy starts
+    in the channel's text. ``trimmed`` bytes of redundant copies were cut from the end
+    of the kept text (one copy stays). ``sample`` is one copy, cut to 200 characters;
+    ``detector`` names a plugin's detector (None: core's default).
+    """
+
+    kind: Literal["text", "tool"] = "text"
+    channel: str
+    period: int = Field(default=0, ge=0)
+    copies: int = Field(ge=0)
+    offset: int = Field(default=0, ge=0)
+    trimmed: int = Field(default=0, ge=0)
+    sample: str = ""
+    detector: str | None = None
+
+
 class Response(_Model):
     """The whole answer: the truth, where deltas are only for the screen.
 
@@ -451,6 +528,8 @@ class Response(_Model):
     server_cost: Cost | None = None
     price_factor: float = Field(default=1.0, gt=0)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # With stop reason "repetition": what repeated (see Repetition). None otherwise.
+    repetition: Repetition | None = None
     # With Request.output_schema: the validated value (an instance of the model class
     # given, else the parsed JSON). None otherwise.
     parsed: Any = None

@@ -33,10 +33,16 @@ __all__ = ["PluginHost", "PluginInfo", "find_policies"]
 
 
 Source = Literal["builtin", "entry point", "local", "explicit"]
-BUILTIN_MODULES = ("config", "echo", "classify")
+BUILTIN_MODULES = ("config", "echo", "classify", "repetition")
 # Hooks whose implementation must answer None for routes it does not serve: an
 # ``async def`` always returns a coroutine, so it would claim every route.
-NOT_ASYNC_DEF = ("modelplug_stream", "modelplug_probe", "modelplug_embed", "modelplug_list_models")
+NOT_ASYNC_DEF = (
+    "modelplug_stream",
+    "modelplug_probe",
+    "modelplug_embed",
+    "modelplug_list_models",
+    "modelplug_count_tokens",
+)
 # What a plugin object sets to say it is a policy of some kind (``fallback``,
 # ``limits``), so policies of one kind can find each other (find_policies).
 POLICY_ATTRIBUTE = "modelplug_policy"
@@ -290,7 +296,8 @@ class PluginHost:
                     f"{', '.join(wrong)} is an async def, so it would claim every route; "
                     "make it a plain def that returns None for routes it does not serve "
                     "and otherwise an async iterator (for modelplug_probe, "
-                    "modelplug_embed and modelplug_list_models: an awaitable), "
+                    "modelplug_embed, modelplug_list_models and modelplug_count_tokens: an "
+                    "awaitable), "
                     "e.g. return an async generator made by another function"
                 ),
             )

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import modelplug_anthropic
-from modelplug_kit.testing import ProviderConformance, Recording
+from modelplug_kit.testing import ProviderConformance, Recording, ToolCallCut
 
 RECORDINGS = Path(__file__).parent / "recordings"
 # The error types of Anthropic's errors page, by status.
@@ -32,6 +32,15 @@ class TestAnthropicConformance(ProviderConformance):
         # message_start, content_block_start, ping, "Hello": then the cut.
         cut_after=4,
         cut_text="Hello",
+    )
+    # stop_reason max_tokens inside make_file's input (a real recording: its source line).
+    tool_call_cut = ToolCallCut(
+        RECORDINGS / "max_tokens_in_tool_json.sse",
+        tool="make_file",
+        arguments=(
+            '{"filename": "taxes.txt", "lines_of_text": [\n"# COMPREHENSIVE TAX GUIDE FOR '
+            'INDIVIDUALS WITH MULTIPLE W-2s",\n"",\n"## INTRODUCTION",\n"",\n"Filing taxes'
+        ),
     )
 
     def status_body(self, status: int, message: str) -> bytes:

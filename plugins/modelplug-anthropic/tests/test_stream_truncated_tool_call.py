@@ -1,14 +1,16 @@
 """max_tokens in the middle of a tool call's JSON never yields a dispatchable call: the
-cut call is reported in metadata["truncated_tool_calls"] with a Notice, as
-openai-compat reports it. A closed call with broken JSON goes through the kit's repair."""
+plugin leaves the cut call out, lists it in metadata["truncated_tool_calls"] with a
+Notice (as openai-compat does), and core raises TruncatedToolCallError carrying that
+Response. A closed call with broken JSON goes through the kit's repair."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
-from modelplug import Client
-from modelplug.contract.types import Done, Notice, TextDelta, ToolCallStart, ToolSpec
+import pytest
+from modelplug import Client, TruncatedToolCallError
+from modelplug.contract.types import Event, Notice, TextDelta, ToolCallStart, ToolSpec
 from modelplug_kit.testing import WireServer
 
 MakeClient = Callable[..., Client]
@@ -21,10 +23,14 @@ def test_modelplug_stream_max_tokens_inside_tool_json_is_truncated_not_a_call(
     claude_client: MakeClient, wire_server: WireServer, recording: Recording
 ) -> None:
     wire_server.add_file(recording("max_tokens_in_tool_json.sse"))
-    events = list(claude_client().stream(SPEC, "Write taxes.txt", tools=[MAKE_FILE]))
-    done = events[-1]
-    assert isinstance(done, Done)
-    response = done.response
+    events: list[Event] = []
+    with pytest.raises(TruncatedToolCallError) as caught:
+        events.extend(claude_client().stream(SPEC, "Write taxes.txt", tools=[MAKE_FILE]))
+    error = caught.value
+    assert not error.retryable and not error.error_class.fallback
+    assert error.tool_name == "make_file" and error.arguments.endswith('"Filing taxes')
+    response = error.partial
+    assert response is not None
     assert response.stop_reason == "max_tokens"
     assert response.tool_calls == []
     assert response.text.startswith("I'll create a comprehensive tax guide")
@@ -61,8 +67,12 @@ def test_modelplug_stream_tool_block_that_never_closed_is_not_a_call(
     # closed, so its call is still not returned.
     data = recording("max_tokens_in_tool_json.sse").read_text().split("\n", 1)[1]
     wire_server.add(data.replace('"stop_reason":"max_tokens"', '"stop_reason":"tool_use"'))
-    events = list(claude_client().stream(SPEC, "Write taxes.txt", tools=[MAKE_FILE]))
-    response = events[-1].response  # type: ignore[union-attr]
+    events: list[Event] = []
+    with pytest.raises(TruncatedToolCallError) as caught:
+        events.extend(claude_client().stream(SPEC, "Write taxes.txt", tools=[MAKE_FILE]))
+    assert "never closed" in str(caught.value)
+    response = caught.value.partial
+    assert response is not None
     assert response.tool_calls == []
     assert response.metadata["truncated_tool_calls"][0]["name"] == "make_file"
     (notice,) = [e for e in events if isinstance(e, Notice)]

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import modelplug_bedrock
-from modelplug_kit.testing import ProviderConformance, Recording, load_recording
+from modelplug_kit.testing import ProviderConformance, Recording, ToolCallCut, load_recording
 
 TEXT = load_recording(Path(__file__).parent / "recorded" / "text.eventstream")
 CONTENT_TYPE = "application/vnd.amazon.eventstream"
@@ -48,6 +48,14 @@ class TestBedrockConformance(ProviderConformance):
         chunks=tuple(frames_of(TEXT)),
         cut_after=3,
         cut_text="The capital of France is Paris.",
+    )
+    # stopReason max_tokens inside the toolUse input (derived from a real recording: its
+    # first line says how).
+    tool_call_cut = ToolCallCut(
+        Path(__file__).parent / "recorded" / "tool_use_cut_at_max_tokens.eventstream",
+        tool="get_temperature",
+        arguments='{"city":"Par',
+        content_type=CONTENT_TYPE,
     )
 
     def status_body(self, status: int, message: str) -> bytes:

@@ -1,19 +1,22 @@
 """A tool call cut by maxTokens (stopReason max_tokens while its toolUse input was still
 being written) ends as every provider ends it: no tool call the caller would run, the
 raw arguments in metadata["truncated_tool_calls"], a Notice of kind truncated_tool_call,
-stop_reason max_tokens."""
+stop_reason max_tokens; and core raises TruncatedToolCallError carrying that Response."""
 
 from __future__ import annotations
 
 import pytest
-from modelplug import ModelError
-from modelplug.contract.types import Done, Notice, TextBlock, ToolCallStart, ToolUseBlock
+from modelplug import ModelError, TruncatedToolCallError
+from modelplug.contract.types import Event, Notice, TextBlock, ToolCallStart, ToolUseBlock
 
 
 def test_a_tool_call_cut_at_max_tokens_is_not_returned_as_a_call(client, bedrock):
     bedrock.serve(bedrock.recorded("tool_use_cut_at_max_tokens.eventstream"))
-    events = list(client().stream("bedrock/m", "weather in Paris?"))
-    response = events[-1].response if isinstance(events[-1], Done) else None
+    events: list[Event] = []
+    with pytest.raises(TruncatedToolCallError) as caught:
+        events.extend(client().stream("bedrock/m", "weather in Paris?"))
+    assert (caught.value.tool_name, caught.value.arguments) == ("get_temperature", '{"city":"Par')
+    response = caught.value.partial
     assert response is not None
 
     assert response.stop_reason == "max_tokens"
@@ -34,8 +37,9 @@ def test_a_tool_call_cut_at_max_tokens_is_not_returned_as_a_call(client, bedrock
     assert [e.name for e in events if isinstance(e, ToolCallStart)] == ["get_temperature"]
 
 
-def test_a_whole_tool_call_before_the_cut_is_still_a_call(client, bedrock):
-    # A call whose JSON is complete when the limit hits (in a later block) is whole.
+def test_a_whole_tool_call_before_the_cut_is_kept_whole_on_the_error(client, bedrock):
+    # A call whose JSON is complete when the limit hits (in a later block) is whole; the
+    # answer is still refused as a turn to run, and the whole call is on its partial.
     body = b"".join(
         [
             bedrock.event("messageStart", {"role": "assistant"}),
@@ -61,7 +65,11 @@ def test_a_whole_tool_call_before_the_cut_is_still_a_call(client, bedrock):
         ]
     )
     bedrock.serve(body)
-    response = client().complete("bedrock/m", "hi")
+    with pytest.raises(TruncatedToolCallError) as caught:
+        client().complete("bedrock/m", "hi")
+    assert [call.id for call in caught.value.calls] == ["t2"]
+    response = caught.value.partial
+    assert response is not None
     assert [(c.id, c.input) for c in response.tool_calls] == [("t1", {"a": 1})]
     assert [t["id"] for t in response.metadata["truncated_tool_calls"]] == ["t2"]
     assert response.stop_reason == "max_tokens"

@@ -287,6 +287,7 @@ def test_thinking_another_provider_made_is_written_in_the_messages_shape() -> No
         ("tool_use", {}, "tool_use"),
         ("refusal", {}, "refusal"),
         ("pause_turn", {}, "pause_turn"),
+        ("repetition", {}, "refusal"),
         ("other", {}, "end_turn"),
     ],
 )

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import modelplug_gemini
+import pytest
 from modelplug_kit.testing import ProviderConformance, Recording
 
 RECORDED = Path(__file__).parent / "recorded"
@@ -38,3 +39,11 @@ class TestGeminiConformance(ProviderConformance):
     def status_body(self, status: int, message: str) -> bytes:
         code, name = GOOGLE_STATUS.get(status, (status, "UNKNOWN"))
         return json.dumps({"error": {"code": code, "message": message, "status": name}}).encode()
+
+    @pytest.mark.skip(
+        reason="Gemini's wire cannot carry a cut call: a functionCall part arrives whole, "
+        "its args a parsed object (the API streams no argument fragments), so an answer "
+        "cut at MAX_TOKENS ends before the part, and a call the model botched ends in "
+        "finishReason MALFORMED_FUNCTION_CALL, which the plugin raises as its own error"
+    )
+    def test_a_tool_call_cut_by_the_output_limit_is_never_a_call_to_run(self) -> None: ...

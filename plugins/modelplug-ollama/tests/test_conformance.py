@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import modelplug_ollama
+import pytest
 from modelplug import Client
 from modelplug_kit.testing import ProviderConformance, Recording
 
@@ -38,3 +39,10 @@ class TestOllamaConformance(ProviderConformance):
         # The automatic /api/show before the first call would be one more request to a
         # server that has nothing queued for it; the probe has tests of its own.
         return super().client(base_url, probe=False, **options)
+
+    @pytest.mark.skip(
+        reason="Ollama's /api/chat cannot carry a cut call: the server parses the model's "
+        "output and sends message.tool_calls only for a whole call, its arguments a parsed "
+        "object; a call cut by num_predict (done_reason length) never becomes tool_calls"
+    )
+    def test_a_tool_call_cut_by_the_output_limit_is_never_a_call_to_run(self) -> None: ...

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import modelplug_openai_compat
-from modelplug_kit.testing import ProviderConformance, Recording
+from modelplug_kit.testing import ProviderConformance, Recording, ToolCallCut
 
 RECORDINGS = Path(__file__).parent / "recordings"
 
@@ -22,4 +22,8 @@ class TestOpenAICompatConformance(ProviderConformance):
         text="Sockets wait in silence — café ☕",
         cut_after=3,
         cut_text="Sockets wait in",
+    )
+    # finish_reason "length" inside the first call's arguments.
+    tool_call_cut = ToolCallCut(
+        RECORDINGS / "openai_tool_cut_at_length.sse", tool="get_weather", arguments='{"ci'
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import time
 from email.utils import formatdate
@@ -164,7 +166,9 @@ def test_a_stream_that_ends_without_finishing_is_transient(compat, wire_server):
 
 
 def test_a_two_mebibyte_event(compat, wire_server):
-    big = "x" * (2 * 1024 * 1024)
+    # Text that never repeats itself (one letter repeated would be a loop the repetition
+    # guard cuts): deterministic base64 of 1.5 MiB of SHAKE-256 output, 2 MiB of text.
+    big = base64.b64encode(hashlib.shake_256(b"two mebibytes").digest(3 * 512 * 1024)).decode()
     event = json.dumps({"choices": [{"delta": {"content": big}, "finish_reason": "stop"}]})
     wire_server.add(
         [f"data: {event}\n\n".encode()[i : i + 65536] for i in range(0, len(event) + 8, 65536)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from modelplug import DEFAULT_BUDGET_MESSAGE
 from modelplug.contract.types import (
     ImageBlock,
     Message,
@@ -212,6 +213,16 @@ def test_replay_rules_for_thinking_and_foreign_search_blocks(compat, wire_server
     [
         (
             "llamacpp",
+            None,
+            ThinkingRequest(budget_tokens=512),
+            {
+                "chat_template_kwargs": {"enable_thinking": True},
+                "reasoning_budget_tokens": 512,
+                "reasoning_budget_message": DEFAULT_BUDGET_MESSAGE,
+            },
+        ),
+        (
+            "vllm",
             None,
             ThinkingRequest(budget_tokens=512),
             {"chat_template_kwargs": {"enable_thinking": True}, "reasoning_budget_tokens": 512},

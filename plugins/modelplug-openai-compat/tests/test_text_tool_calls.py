@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from modelplug import hookimpl
+from modelplug import TruncatedToolCallError, hookimpl
 from modelplug.contract.types import Notice, ParsedText, TextDelta, ToolSpec, ToolUseBlock
 
 
@@ -112,8 +112,12 @@ def test_truncated_real_call_is_reported_not_dispatched(compat, wire_server):
         ],
         done=True,
     )
-    events = list(compat(None, WholeReader()).stream("wire/m", "x", tools=TOOLS))
-    response = events[-1].response
+    events: list[Any] = []
+    with pytest.raises(TruncatedToolCallError) as caught:
+        events.extend(compat(None, WholeReader()).stream("wire/m", "x", tools=TOOLS))
+    assert (caught.value.tool_name, caught.value.arguments) == ("get_weather", '{"city": "Par')
+    response = caught.value.partial
+    assert response is not None
     assert response.tool_calls == [] and response.stop_reason == "max_tokens"
     assert response.metadata["truncated_tool_calls"] == [
         {"id": "c1", "name": "get_weather", "arguments": '{"city": "Par'}

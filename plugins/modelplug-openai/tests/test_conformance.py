@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import modelplug_openai
-from modelplug_kit.testing import ProviderConformance, Recording
+from modelplug_kit.testing import ProviderConformance, Recording, ToolCallCut
 
 RECORDED = Path(__file__).parent / "recorded"
 
@@ -23,4 +23,10 @@ class TestOpenAIResponsesConformance(ProviderConformance):
         text="The final result is **570**.",
         cut_after=6,  # created, in_progress, item and part added, two text deltas
         cut_text="The final",
+    )
+    # response.incomplete (max_output_tokens) inside the second call's arguments.
+    tool_call_cut = ToolCallCut(
+        RECORDED / "tool_call_cut_at_max_output_tokens.sse",
+        tool="weather",
+        arguments='{"location":"Rome',
     )

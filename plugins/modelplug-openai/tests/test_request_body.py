@@ -176,6 +176,11 @@ def test_earlier_calls_results_and_images(responses, wire_server, wire, recorded
         ("o3", {"effort": "minimal"}, {"effort": "low", "summary": "auto"}),
         ("o4-mini", {"effort": "low", "hide": True}, {"effort": "low"}),
         ("gpt-5", {"display": "omitted"}, None),
+        # A budget (an "auto" one too) stands for the effort it would buy elsewhere.
+        ("gpt-5", {"budget_tokens": 1500}, {"effort": "low", "summary": "auto"}),
+        ("gpt-5", {"budget_tokens": 6000}, {"effort": "medium", "summary": "auto"}),
+        ("gpt-5", {"budget_tokens": 30000}, {"effort": "high", "summary": "auto"}),
+        ("gpt-5", {"budget_tokens": 30000, "effort": "low"}, {"effort": "low", "summary": "auto"}),
     ],
 )
 def test_thinking_maps_to_reasoning_effort_and_summary(

@@ -8,7 +8,7 @@ is imported on the first call, the SDK on the first batch call.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING
 
 from modelplug import hookimpl
@@ -56,3 +56,16 @@ def modelplug_classify_error(error: BaseException, route: Route | None) -> Error
     from .routes import endpoint_types
 
     return classify(error, ours=route is not None and route.endpoint.type in endpoint_types)
+
+
+@hookimpl
+def modelplug_count_tokens(
+    route: Route, content: str | Request, client: CallContext
+) -> Awaitable[int | None] | None:
+    from .routes import BATCH, STREAMING
+
+    if route.endpoint.type not in (STREAMING, BATCH):
+        return None
+    from .counting import count_tokens
+
+    return count_tokens(route, content, client)

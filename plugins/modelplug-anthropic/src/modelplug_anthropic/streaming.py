@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from modelplug import Done, Event, ModelError, Request, Route, TextDelta
-from modelplug_kit import SSEFramer
+from modelplug_kit import PENALTIES, SSEFramer, dropped_sampling
 
 from .budget import fit_thinking
 from .errors import ERRORS, error_event, malformed
@@ -55,6 +55,9 @@ async def stream_messages(
     request, budget_notice = fit_thinking(request, route)
     if budget_notice is not None:
         yield budget_notice  # before sending: the caller hears why thinking changed
+    unsent = dropped_sampling(route, request, PENALTIES, "the Messages API has no penalties")
+    if unsent is not None:
+        yield unsent
     text = encode_body(to_wire_params(request, route, cache=cache_enabled(request, options)))
     hide = request.thinking is not None and request.thinking.hide
     reader = MessageReader(route, hide_thinking=hide, sent_chars=len(text))

@@ -8,7 +8,7 @@ parser) are imported when a hook first needs them.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING
 
 from modelplug import hookimpl
@@ -16,7 +16,12 @@ from modelplug import hookimpl
 if TYPE_CHECKING:
     from modelplug import CallContext, Event, Provider, Request, Route, Settings
 
-__all__ = ["modelplug_providers", "modelplug_resolve", "modelplug_stream"]
+__all__ = [
+    "modelplug_count_tokens",
+    "modelplug_providers",
+    "modelplug_resolve",
+    "modelplug_stream",
+]
 
 TYPE = "bedrock"
 # A Bedrock API key, sent as a bearer token instead of a SigV4 signature.
@@ -56,3 +61,14 @@ def modelplug_stream(
         bearer = settings.getenv(BEARER_ENV) or None
         register_secret(bearer)
     return stream_converse(route, request, client, bearer)
+
+
+@hookimpl
+def modelplug_count_tokens(
+    route: Route, content: str | Request, client: CallContext
+) -> Awaitable[int | None] | None:
+    if route.endpoint.type != TYPE:
+        return None
+    from .counting import count_tokens
+
+    return count_tokens(route, content, client)

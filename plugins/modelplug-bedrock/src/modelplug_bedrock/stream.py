@@ -40,7 +40,7 @@ from modelplug import (
     estimated_usage,
     parse_arguments,
 )
-from modelplug_kit import provider_headers
+from modelplug_kit import PENALTIES, dropped_sampling, provider_headers
 
 from .budget import fit_thinking
 from .credentials import frozen_credentials, signed_headers
@@ -386,6 +386,11 @@ async def stream_converse(
     request, budget_notice = fit_thinking(request, route)
     if budget_notice is not None:
         yield budget_notice  # before sending: the caller hears why thinking changed
+    unsent = dropped_sampling(
+        route, request, PENALTIES, "Converse's inferenceConfig has no penalties"
+    )
+    if unsent is not None:
+        yield unsent
     body = json.dumps(build_body(request, route), separators=(",", ":")).encode()
     if bearer is not None:
         headers = provider_headers(

@@ -51,6 +51,7 @@ def retry_wait(model: str, error_class: ErrorClass, retry: int, retries: int, wa
         details={
             "phase": "wait",
             "model": model,
+            "reason": describe(error_class),
             "error": error_class.kind,
             "status": error_class.status,
             "attempt": retry,
@@ -78,6 +79,7 @@ def gave_up(
         details={
             "phase": "gave_up",
             "model": model,
+            "reason": describe(error_class),
             "error": error_class.kind,
             "status": error_class.status,
             "attempt": retries_done,

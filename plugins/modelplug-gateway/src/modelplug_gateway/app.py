@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any
 # At the top, not in the functions: an import statement in a function that runs on every
 # call costs a lookup through the import system each time (modelplug.plugin is loaded
 # with the plugin anyway).
-from modelplug import Done, ModelError, ModelplugError, Notice, OutputTruncatedError, TextDelta
+from modelplug import (
+    Done,
+    ModelError,
+    ModelplugError,
+    Notice,
+    OutputTruncatedError,
+    TextDelta,
+    TruncatedToolCallError,
+)
 
 from .asgi import Disconnected, Receive, Scope, Send
 from .auth import OpenGate, Refusal, Ticket
@@ -416,6 +424,13 @@ class Gateway:
             if cut is None:
                 return await self.send_failure(send, shape, exc), None
             response = cut
+        except TruncatedToolCallError as exc:
+            # A tool call cut at max_tokens: the answer it is, stopped for length, the
+            # cut call left out (the caller's SDK reads the length stop as its own).
+            if exc.partial is None:  # core always sets it; without one it is the error
+                failed.note(exc, sent_to)
+                return await self.send_failure(send, shape, exc, failed.route), None
+            response = exc.partial
         except ModelError as exc:
             failed.note(exc, sent_to)
             return await self.send_failure(send, shape, exc, failed.route), exc.partial
@@ -696,7 +711,8 @@ class _Tap:
     """Passes the Client's events on and keeps the Done's Response (for usage, cost and
     the ticket) or the error's kind, and which route is answering: the one resolved,
     or the one a fallback switched to. A structured answer cut at max_tokens inside its
-    JSON ends as the answer it is (stopped for length), not as an error."""
+    JSON, and an answer cut inside a tool call's arguments, end as the answer they are
+    (stopped for length, no cut call in it), not as an error."""
 
     __slots__ = ("_events", "answering", "error", "response", "route", "texted")
 
@@ -719,6 +735,11 @@ class _Tap:
                 elif kind == "notice":
                     self._switched(event)  # type: ignore[arg-type]
                 yield event
+        except TruncatedToolCallError as exc:
+            if exc.partial is None:
+                raise
+            self.response = exc.partial
+            yield Done(response=exc.partial)
         except ModelError as exc:
             self.error = exc.error_class.kind
             self.response = exc.partial

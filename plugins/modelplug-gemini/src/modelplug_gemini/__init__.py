@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "modelplug_count_tokens",
     "modelplug_embed",
     "modelplug_probe",
     "modelplug_providers",
@@ -88,3 +89,14 @@ def modelplug_embed(
     if route.endpoint.type == "gemini":
         api_key(client, route)  # a missing key fails before anything is sent
     return embed(route, request, client)
+
+
+@hookimpl
+def modelplug_count_tokens(
+    route: Route, content: str | Request, client: CallContext
+) -> Awaitable[int | None] | None:
+    if route.endpoint.type not in _TYPES:
+        return None
+    from .counting import count_tokens
+
+    return count_tokens(route, content, client)

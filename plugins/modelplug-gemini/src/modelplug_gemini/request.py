@@ -278,6 +278,11 @@ def _generation_config(request: Request, route: Route) -> dict[str, Any]:
         config["stopSequences"] = list(request.stop)
     if request.seed is not None:
         config["seed"] = request.seed
+    # The OpenAI pair; llama.cpp's repeat_penalty has no field here (see stream.py).
+    if request.frequency_penalty is not None:
+        config["frequencyPenalty"] = request.frequency_penalty
+    if request.presence_penalty is not None:
+        config["presencePenalty"] = request.presence_penalty
     if request.output_schema is not None:
         config.update(_structured_output(request.output_schema))
     if request.thinking is not None and thinking_mode(route.model) != "never":

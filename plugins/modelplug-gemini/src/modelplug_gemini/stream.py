@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from modelplug import Done, Event, ModelError, Request, Route, redact, redact_data
-from modelplug_kit import SSEFramer
+from modelplug_kit import SSEFramer, dropped_sampling
 
 from .budget import fit_thinking
 from .errors import google_error, malformed_call, stream_broken
@@ -87,6 +87,11 @@ async def stream_generate(
     request, budget_notice = fit_thinking(request, route)
     if budget_notice is not None:
         yield budget_notice  # before sending: the caller hears why thinking changed
+    unsent = dropped_sampling(
+        route, request, ["repeat_penalty"], "generationConfig has no multiplicative penalty"
+    )
+    if unsent is not None:
+        yield unsent
     body = build_body(request, route)
     payload = json.dumps(body, ensure_ascii=False).encode()
     target, headers = await prepare(route, client)

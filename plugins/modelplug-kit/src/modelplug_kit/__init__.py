@@ -45,6 +45,8 @@ EXPORTS = {
     "MemoryCooldowns": "modelplug_kit.memory_stores",
     "MemoryCounters": "modelplug_kit.memory_stores",
     "NDJSONFramer": "modelplug_kit.ndjson",
+    "PENALTIES": "modelplug_kit.sampling",
+    "dropped_sampling": "modelplug_kit.sampling",
     "Untranslatable": "modelplug_kit.schema",
     "inline_refs": "modelplug_kit.schema",
     "openai_json_schema": "modelplug_kit.schema",
@@ -88,6 +90,8 @@ if TYPE_CHECKING:
     from modelplug_kit.memory_stores import MemoryCooldowns as MemoryCooldowns
     from modelplug_kit.memory_stores import MemoryCounters as MemoryCounters
     from modelplug_kit.ndjson import NDJSONFramer as NDJSONFramer
+    from modelplug_kit.sampling import PENALTIES as PENALTIES
+    from modelplug_kit.sampling import dropped_sampling as dropped_sampling
     from modelplug_kit.schema import Untranslatable as Untranslatable
     from modelplug_kit.schema import inline_refs as inline_refs
     from modelplug_kit.schema import openai_json_schema as openai_json_schema

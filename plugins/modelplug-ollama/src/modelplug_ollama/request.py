@@ -20,6 +20,7 @@ from modelplug import (
     is_replayable,
     parse_arguments,
 )
+from modelplug_kit import PENALTIES
 
 __all__ = ["build_body", "think_value", "to_wire_messages"]
 
@@ -199,7 +200,8 @@ def build_body(
         options["num_ctx"] = num_ctx
     if request.max_tokens is not None:
         options["num_predict"] = request.max_tokens
-    for name in ("temperature", "top_p", "top_k", "seed"):
+    sampling = ("temperature", "top_p", "top_k", "seed", *PENALTIES)
+    for name in sampling:
         value = getattr(request, name)
         if value is not None:
             options[name] = value

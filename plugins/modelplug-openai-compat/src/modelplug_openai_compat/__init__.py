@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "modelplug_count_tokens",
     "modelplug_embed",
     "modelplug_list_models",
     "modelplug_probe",
@@ -92,3 +93,14 @@ def modelplug_embed(
     from .embeddings import embed
 
     return embed(route, request, client)
+
+
+@hookimpl
+def modelplug_count_tokens(
+    route: Route, content: str | Request, client: CallContext
+) -> Awaitable[int | None] | None:
+    if route.endpoint.type != TYPE:
+        return None
+    from .counting import count_tokens
+
+    return count_tokens(route, content, client)

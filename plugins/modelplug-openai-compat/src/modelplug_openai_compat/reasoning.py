@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelplug import Notice, Request, Route, ThinkingRequest
+from modelplug import DEFAULT_BUDGET_MESSAGE, Notice, Request, Route, ThinkingRequest
 
 __all__ = ["DIALECTS", "detect_dialect", "fit_thinking", "reasoning_fields"]
 
@@ -115,14 +115,22 @@ def fit_thinking(request: Request, route: Route) -> tuple[Request, Notice | None
     return request.model_copy(update={"thinking": thinking}), notice
 
 
-def reasoning_fields(dialect: str, thinking: ThinkingRequest | None) -> dict[str, Any]:
-    """The body fields that ask for ``thinking`` in ``dialect`` (empty: ask nothing)."""
+def reasoning_fields(
+    dialect: str, thinking: ThinkingRequest | None, server: str | None = None
+) -> dict[str, Any]:
+    """The body fields that ask for ``thinking`` in ``dialect`` (empty: ask nothing).
+
+    A budget in the llama.cpp dialect goes with the message llama-server injects at the
+    cut (``reasoning_budget_message``, modelplug's default; ``extra`` overrides it),
+    except to vLLM, which shares the dialect's other fields but has no such message."""
     if thinking is None or dialect == "none":
         return {}
     if dialect == "llamacpp":
         fields: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": thinking.enabled}}
         if thinking.enabled and thinking.budget_tokens is not None:
             fields["reasoning_budget_tokens"] = thinking.budget_tokens
+            if server != "vllm":
+                fields["reasoning_budget_message"] = DEFAULT_BUDGET_MESSAGE
         return fields
     if dialect == "openrouter":
         if not thinking.enabled:

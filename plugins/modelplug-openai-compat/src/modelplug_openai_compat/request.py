@@ -8,6 +8,7 @@ from typing import Any
 from modelplug import (
     ImageBlock,
     Message,
+    Notice,
     OpaqueBlock,
     Request,
     RequestError,
@@ -18,11 +19,11 @@ from modelplug import (
     ToolUseBlock,
     is_replayable,
 )
-from modelplug_kit import openai_json_schema
+from modelplug_kit import dropped_sampling, openai_json_schema
 
 from .reasoning import detect_dialect, reasoning_fields
 
-__all__ = ["build_body", "to_wire_messages"]
+__all__ = ["build_body", "to_wire_messages", "unsent_sampling"]
 
 # Delta fields that carry reasoning, in the order a stream is read for them; the one
 # that came is kept in the thinking block's wire and goes back under the same name,
@@ -158,6 +159,33 @@ def _tool_choice(choice: str) -> Any:
     return {"type": "function", "function": {"name": choice}}
 
 
+# llama.cpp's multiplicative penalty, by server: its own name where the server takes
+# it (vLLM and OpenRouter call it repetition_penalty); None where the Chat Completions
+# path has no such field (OpenAI refuses unknown fields; Ollama's /v1 reads only the
+# OpenAI pair: its native /api/chat, modelplug-ollama, takes repeat_penalty). A server
+# not named here, a user's own, gets llama.cpp's name.
+REPEAT_PENALTY: dict[str, str | None] = {
+    "llamacpp": "repeat_penalty",
+    "lmstudio": "repeat_penalty",
+    "vllm": "repetition_penalty",
+    "openrouter": "repetition_penalty",
+    "openai": None,
+    "ollama": None,
+}
+
+
+def unsent_sampling(request: Request, route: Route) -> Notice | None:
+    """The Notice for a repeat_penalty this route's server has no field for."""
+    if REPEAT_PENALTY.get(route.endpoint.server or "", "") is not None:
+        return None
+    return dropped_sampling(
+        route,
+        request,
+        ["repeat_penalty"],
+        f"the {route.endpoint.server} Chat Completions API has no such field",
+    )
+
+
 def build_body(request: Request, route: Route) -> dict[str, Any]:
     """The JSON body of POST <base>/chat/completions."""
     body: dict[str, Any] = {
@@ -189,11 +217,14 @@ def build_body(request: Request, route: Route) -> dict[str, Any]:
         body[key] = request.max_tokens
     if request.stop:
         body["stop"] = list(request.stop)
-    for name in ("temperature", "top_p", "top_k", "seed"):
+    for name in ("temperature", "top_p", "top_k", "seed", "frequency_penalty", "presence_penalty"):
         value = getattr(request, name)
         if value is not None:
             body[name] = value
-    body.update(reasoning_fields(detect_dialect(route), request.thinking))
+    repeat = REPEAT_PENALTY.get(route.endpoint.server or "", "repeat_penalty")
+    if request.repeat_penalty is not None and repeat is not None:
+        body[repeat] = request.repeat_penalty
+    body.update(reasoning_fields(detect_dialect(route), request.thinking, route.endpoint.server))
     if request.output_schema is not None:
         body.update(_structured_output(request, route))
     body.update(request.extra)

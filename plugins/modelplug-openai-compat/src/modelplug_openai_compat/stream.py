@@ -32,7 +32,7 @@ from .answer import finish
 from .errors import stream_broken
 from .http import HTTP, request_headers
 from .reasoning import fit_thinking
-from .request import build_body
+from .request import build_body, unsent_sampling
 
 if TYPE_CHECKING:
     from modelplug import CallContext
@@ -133,6 +133,9 @@ async def stream_chat(
     request, fitted = fit_thinking(request, route)
     if fitted is not None:
         yield fitted
+    unsent = unsent_sampling(request, route)
+    if unsent is not None:
+        yield unsent
     payload = json.dumps(build_body(request, route), ensure_ascii=False).encode()
     headers = request_headers(route, key, client.settings)
     mode = route.info.text_tool_calls or "whole"

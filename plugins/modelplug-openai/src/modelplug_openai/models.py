@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-__all__ = ["effort_for", "reasons", "thinking_mode"]
+__all__ = ["effort_for", "effort_of_budget", "reasons", "thinking_mode"]
 
 _O_SERIES = re.compile(r"^(o\d)(\b|[-.])")
 _GPT5 = re.compile(r"^gpt-5(?P<minor>\.\d+)?(\b|[-.])")
@@ -40,6 +40,15 @@ def thinking_mode(model: str) -> Literal["always", "optional"] | None:
         return None
     gpt5 = _GPT5.match(_bare(model))
     return "optional" if gpt5 and gpt5.group("minor") else "always"
+
+
+def effort_of_budget(budget: int | None) -> str | None:
+    """The effort a thinking budget stands for: the Responses API takes an effort, not a
+    budget. The steps are the budgets modelplug's efforts mean elsewhere (low 2,048,
+    medium 8,192 tokens; modelplug-openai-compat's openai dialect maps the same way)."""
+    if budget is None:
+        return None
+    return "low" if budget <= 2048 else "medium" if budget <= 8192 else "high"
 
 
 def effort_for(model: str, effort: str | None, enabled: bool) -> str | None:

@@ -31,9 +31,9 @@ from modelplug import (
     ToolUseBlock,
     is_replayable,
 )
-from modelplug_kit import openai_json_schema
+from modelplug_kit import PENALTIES, openai_json_schema
 
-from .models import effort_for, reasons
+from .models import effort_for, effort_of_budget, reasons
 from .options import Options
 
 __all__ = ["OPAQUE_PREFIX", "REASONING", "build_body", "input_items", "unsupported_fields"]
@@ -228,7 +228,8 @@ def _reasoning(request: Request, route: Route, options: Options) -> dict[str, An
     if thinking is None:
         return None
     out: dict[str, Any] = {}
-    effort = effort_for(route.model, thinking.effort, thinking.enabled)
+    asked = thinking.effort or effort_of_budget(thinking.budget_tokens)
+    effort = effort_for(route.model, asked, thinking.enabled)
     if effort is not None:
         out["effort"] = effort
     shown = thinking.enabled and not thinking.hide and thinking.display != "omitted"
@@ -247,6 +248,8 @@ def unsupported_fields(request: Request, route: Route) -> list[str]:
         names.append("top_k")
     if request.seed is not None:
         names.append("seed")
+    # No penalties at all in the Responses API (the openai SDK's create params have none).
+    names.extend(n for n in PENALTIES if getattr(request, n) is not None)
     if reasons(route.model):
         names.extend(n for n in ("temperature", "top_p") if getattr(request, n) is not None)
     for tool in request.server_tools:

@@ -60,6 +60,10 @@ def stop_reason(response: Response) -> str:
     reason = response.stop_reason
     if reason == "end_turn":
         return "stop_sequence" if stop_sequence(response) is not None else "end_turn"
+    if reason == "repetition":
+        # Core's repetition guard cut a loop: the server stopped the answer, as the
+        # Chat Completions shape's content_filter says; Anthropic's name for that.
+        return "refusal"
     if reason == "other":
         # The neutral model had no name for it; end_turn is the reading a client
         # handles without surprise.

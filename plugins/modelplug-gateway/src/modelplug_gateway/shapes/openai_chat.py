@@ -27,6 +27,8 @@ FINISH = {
     "max_tokens": "length",
     "refusal": "content_filter",
     "pause_turn": "stop",
+    # Core's repetition guard cut a loop: what a proxy that cuts one sends (the seed's).
+    "repetition": "content_filter",
     "other": "stop",
 }
 

@@ -3,9 +3,9 @@
 :class:`WireServer` serves recorded wire bytes on 127.0.0.1 (real sockets, so cuts,
 stalls and resets are real); :func:`load_recording`, :func:`split_events` and
 :func:`split_every` shape what it sends; :class:`RecordedRequest` is what it received.
-:class:`ProviderConformance` (with :class:`Recording`) is the suite a provider plugin
-subclasses in its own tests (:mod:`modelplug_kit.testing.conformance`); it loads on
-first use, since it imports pytest.
+:class:`ProviderConformance` (with :class:`Recording` and :class:`ToolCallCut`) is the
+suite a provider plugin subclasses in its own tests
+(:mod:`modelplug_kit.testing.conformance`); it loads on first use, since it imports pytest.
 
 Installed with the kit as the pytest plugin ``modelplug-kit``, it adds the fixture
 ``wire_server``: a started WireServer, stopped after the test. Core's own fixtures
@@ -29,6 +29,7 @@ EXPORTS = {
     "split_every": "modelplug_kit.testing.wire_server",
     "ProviderConformance": "modelplug_kit.testing.conformance",
     "Recording": "modelplug_kit.testing.conformance",
+    "ToolCallCut": "modelplug_kit.testing.conformance",
 }
 __all__ = sorted(EXPORTS)
 
@@ -38,6 +39,7 @@ if not TYPE_CHECKING:
 if TYPE_CHECKING:
     from modelplug_kit.testing.conformance import ProviderConformance as ProviderConformance
     from modelplug_kit.testing.conformance import Recording as Recording
+    from modelplug_kit.testing.conformance import ToolCallCut as ToolCallCut
     from modelplug_kit.testing.wire_server import Chunk as Chunk
     from modelplug_kit.testing.wire_server import RecordedRequest as RecordedRequest
     from modelplug_kit.testing.wire_server import WireResponse as WireResponse

@@ -6,7 +6,8 @@ gets most of this behaviour from the kit; the suite checks that the plugin kept 
 its own tests, with its own wire: a dead keep-alive connection resent once, a web page
 or a JSON error where the stream should be, 401, 429 with Retry-After, 500, a refused
 connection, a cut, a stall mid-stream and before the headers, a malformed event, a
-consumer that stops early, a connection used again, and the key never shown.
+consumer that stops early, a connection used again, the key never shown, and a tool call
+cut by the output limit never handed back as a call to run.
 
 Use it
 ------
@@ -37,7 +38,20 @@ with ``Test`` for pytest to collect it) and declare your wire::
             cut_text="Hello",                # the text yielded by then
         )
 
-That is all: ``pytest`` now runs every case below against the plugin. The suite needs
+That is all: ``pytest`` now runs every case below against the plugin. Declare one more
+recording to be held to the rule for cut tool calls (the case is skipped, saying so,
+until you do)::
+
+        tool_call_cut = ToolCallCut(
+            RECORDINGS / "acme_tool_cut.sse", # a tool-call answer cut inside its arguments,
+            tool="weather",                  # ending with your wire's own stop for the
+            arguments='{"city": "Os',        # output limit (finish_reason "length"...)
+        )
+
+The call must end in :class:`modelplug.TruncatedToolCallError` naming the tool and its
+arguments as written, with no call in its partial Response: core raises it when the
+plugin lists the cut call in ``Response.metadata["truncated_tool_calls"]`` (or hands on a
+tool_use block whose input is not an object, at ``stop_reason="max_tokens"``). The suite needs
 only the fixtures of core's pytest plugin (``make_client``, ``wire_server``,
 ``planted_key``), which every installation of modelplug has, so it runs from the
 plugin's sdist as well; a ``wire_server`` fixture of your own (a module-scoped server,
@@ -102,7 +116,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import pytest
-from modelplug import Done, Event, ModelError, ModelplugError, Notice, TextDelta
+from modelplug import (
+    Done,
+    Event,
+    ModelError,
+    ModelplugError,
+    Notice,
+    TextDelta,
+    ToolSpec,
+    TruncatedToolCallError,
+)
 
 from modelplug_kit.testing.wire_server import (
     Chunk,
@@ -118,7 +141,7 @@ if TYPE_CHECKING:
 
     from modelplug import Client
 
-__all__ = ["PROVIDER", "ProviderConformance", "Recording"]
+__all__ = ["PROVIDER", "ProviderConformance", "Recording", "ToolCallCut"]
 
 #: The provider name every case calls (``conformance/<model>``).
 PROVIDER = "conformance"
@@ -183,6 +206,27 @@ class Recording:
         return at
 
 
+@dataclass(frozen=True)
+class ToolCallCut:
+    """A recorded tool-call answer cut by the output limit inside the call's arguments.
+
+    :param body: the bytes, or the path of a recording file (``#`` lines: its source;
+        say there where it was cut and that the stop reason was put in).
+    :param tool: the name of the cut call.
+    :param arguments: its arguments as far as the answer wrote them.
+    :param content_type: the Content-Type it is served with.
+    """
+
+    body: bytes | str | Path
+    tool: str
+    arguments: str
+    content_type: str = "text/event-stream"
+
+    def data(self) -> bytes:
+        """The bytes the server sends."""
+        return self.body if isinstance(self.body, bytes) else load_recording(self.body)
+
+
 class ProviderConformance:
     """The conformance cases, run against the plugin a subclass declares (see the
     module docstring for the attributes and the methods to override)."""
@@ -200,6 +244,7 @@ class ProviderConformance:
     model: ClassVar[str] = "conformance-model"
     provider_settings: ClassVar[Mapping[str, Any]] = {}
     status_content_type: ClassVar[str] = "application/json"
+    tool_call_cut: ClassVar[ToolCallCut | None] = None
 
     REQUIRED: ClassVar[tuple[str, ...]] = (
         "plugin",
@@ -576,6 +621,51 @@ class ProviderConformance:
         assert carried, "the key was not sent on every request: the case would prove nothing"
         leaks = [where for where, text in texts if self.key in text]
         assert not leaks, f"the planted key appears in: {'; '.join(leaks)}"
+
+    def test_a_tool_call_cut_by_the_output_limit_is_never_a_call_to_run(self) -> None:
+        cut = self.tool_call_cut
+        if cut is None:
+            pytest.skip(
+                f"{type(self).__name__} declares no tool_call_cut: declare a recorded "
+                "tool-call answer cut inside its arguments (ToolCallCut), or switch this "
+                "case off with @pytest.mark.skip(reason=...) saying why your wire cannot "
+                "carry one"
+            )
+        self.serve(cut.data(), cut.content_type)
+        seen: list[Event] = []
+        try:
+            for event in self.client().stream(self.spec, PROMPT, tools=[ToolSpec(name=cut.tool)]):
+                seen.append(event)
+        except TruncatedToolCallError as caught:
+            error = caught
+        except ModelError as other:
+            raise AssertionError(
+                f"a cut tool call must end in TruncatedToolCallError: {about(other)}"
+            ) from other
+        else:
+            calls = [c.name for e in seen if isinstance(e, Done) for c in e.response.tool_calls]
+            raise AssertionError(
+                f"the call ended with a Done (tool calls {calls}): list the cut call in "
+                'Response.metadata["truncated_tool_calls"] (id, name, arguments) and leave '
+                "it out of the message, or keep its broken input as a string with "
+                'stop_reason="max_tokens"'
+            )
+        assert not error.retryable and not error.error_class.fallback, about(error)
+        written = {call.name: call.arguments for call in error.calls}
+        assert cut.tool in written, f"the error names the cut call {cut.tool!r}: {written}"
+        assert written[cut.tool] == cut.arguments, (
+            f"the arguments as written are kept: {written[cut.tool]!r} != {cut.arguments!r}"
+        )
+        partial = error.partial
+        assert partial is not None, "the Response so far is on the error"
+        assert all(isinstance(c.input, dict) for c in partial.tool_calls), (
+            "no broken call is left in the partial Response"
+        )
+        cut_ids = {call.id for call in error.calls if call.id}
+        assert not [c for c in partial.tool_calls if c.id in cut_ids], (
+            "the cut call is not among the partial Response's calls"
+        )
+        assert self.sent_count() == 1, "a cut call is not sent again"
 
 
 # -- checks shared by the cases ------------------------------------------------------------

@@ -1,0 +1,193 @@
+"""The repetition guard's false positives on real text, its detection time on a loop,
+and its cost per byte: core's default detector (modelplug.builtin.loop_detector) fed as
+a call's run feeds it, in deltas of 1 to 16 characters, a scan every 256 characters.
+
+    python bench/repetition.py [--answers FILE.json ...] [--extra DIR ...] [--max-mb 40]
+
+Real texts, read from this machine (whatever of them exists):
+
+- markdown (tables, lists): the repository's docs and READMEs, every ``*.md`` in the
+  venv's site-packages and under /usr/share/doc, and under each ``--extra`` directory;
+- code: every ``*.py`` in the venv's site-packages (and under ``--extra``);
+- logs: /var/log's text logs and the Debian changelogs of /usr/share/doc (gzip);
+- model answers: ``--answers`` files, JSON with a ``convos`` list of conversations
+  (the gpt-oss evals' ``*_allresults.json``): every assistant message.
+
+None may trip: each trip is printed with its file, period, copies and sample. Then a
+loop is appended to real texts (a block cut from the text itself, of 24 to 1,000
+bytes, repeated 40 times) and the bytes from the loop's start to the trip are printed
+beside the least the thresholds need. Printed: texts, bytes and trips per kind; the
+detection delays; CPU microseconds per kilobyte of text (scans included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import statistics
+import sys
+import sysconfig
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "core"))
+
+from modelplug.builtin.loop_detector import LoopDetector  # noqa: E402
+from modelplug.contract.repetition import RepetitionGuard  # noqa: E402
+
+GUARD = RepetitionGuard()
+PERIODS = (24, 40, 64, 85, 128, 200, 333, 500, 777, 1000)
+
+
+# CPU seconds spent inside the detector's scans (joining the deltas included).
+SCANNING = [0.0]
+
+
+def feed(text: str, rng: random.Random) -> tuple[int, object]:
+    """``text`` through a fresh detector as core feeds it; (characters fed when it
+    tripped or all of them, the Repetition or None)."""
+    detector = LoopDetector(GUARD)
+    pending: list[str] = []
+    unscanned = fed = 0
+    at = 0
+    while at < len(text):
+        size = rng.randint(1, 16)
+        delta = text[at : at + size]
+        at += size
+        pending.append(delta)
+        fed += len(delta)
+        unscanned += len(delta)
+        if unscanned >= GUARD.scan_every:
+            unscanned = 0
+            started = time.process_time()
+            found = detector.scan("content", "".join(pending))
+            SCANNING[0] += time.process_time() - started
+            pending.clear()
+            if found is not None:
+                return fed, found
+    return fed, None
+
+
+def files(roots: list[Path], pattern: str) -> Iterator[Path]:
+    for root in roots:
+        if root.is_dir():
+            yield from sorted(p for p in root.rglob(pattern) if p.is_file())
+
+
+def read(path: Path) -> str | None:
+    try:
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        return data.decode()
+    except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile):
+        return None
+
+
+def corpus(args: argparse.Namespace) -> dict[str, list[tuple[str, str]]]:
+    site = Path(sysconfig.get_paths()["purelib"])
+    extra = [Path(d) for d in args.extra]
+    docs = [ROOT / "docs", ROOT / "plugins", site, Path("/usr/share/doc"), *extra]
+    kinds: dict[str, list[tuple[str, str]]] = {
+        "markdown": [],
+        "code": [],
+        "logs": [],
+        "answers": [],
+    }
+    budget = args.max_mb * 1_000_000
+    sources = {
+        "markdown": files([*docs, ROOT / "README.md"], "*.md"),
+        "code": files([site, *extra], "*.py"),
+        "logs": iter(
+            [
+                *sorted(Path("/var/log").glob("*.log")),
+                *files([Path("/usr/share/doc")], "changelog*.gz"),
+                *files(extra, "*.log"),
+            ]
+        ),
+    }
+    for kind, paths in sources.items():
+        size = 0
+        for path in paths:
+            text = read(path)
+            if text and size < budget:
+                kinds[kind].append((str(path), text))
+                size += len(text)
+    for name in args.answers:
+        data = json.loads(Path(name).read_text())
+        for number, convo in enumerate(data.get("convos", [])):
+            for message in convo:
+                if message.get("role") == "assistant" and message.get("content"):
+                    kinds["answers"].append((f"{name}#{number}", message["content"]))
+    return kinds
+
+
+def false_positives(kinds: dict[str, list[tuple[str, str]]]) -> tuple[int, float]:
+    rng = random.Random(20261207)
+    trips = 0
+    total_bytes = 0
+    print("false positives (none may trip):")
+    for kind, texts in kinds.items():
+        count = size = tripped = 0
+        for name, text in texts:
+            _, found = feed(text, rng)
+            count += 1
+            size += len(text.encode())
+            if found is not None:
+                tripped += 1
+                print(f"    TRIP {name}: {found!r}")
+        print(f"  {kind:<9} {count:6,} texts  {size / 1e6:8.2f} MB  {tripped} trips")
+        trips += tripped
+        total_bytes += size
+    per_kb = SCANNING[0] / (total_bytes / 1000) * 1e6 if total_bytes else 0.0
+    print(f"  all       {total_bytes / 1e6:8.2f} MB scanned, {trips} trips")
+    print(f"  cost: {per_kb:.2f} us of CPU per KB of text in the detector's scans")
+    return trips, per_kb
+
+
+def detection(kinds: dict[str, list[tuple[str, str]]]) -> None:
+    """Loops appended to real texts: bytes from the loop's start to the trip."""
+    rng = random.Random(7)
+    hosts = [text for texts in kinds.values() for _, text in texts if len(text) > 2500]
+    rng.shuffle(hosts)
+    print("detection: a block of the text itself repeated 40 times after it")
+    print("  period  least needed  bytes to trip (median, max over texts)  texts")
+    for period in PERIODS:
+        delays: list[int] = []
+        missed = 0
+        for text in hosts[:60]:
+            data = text.encode()
+            cut = rng.randrange(0, len(data) - period - 1)
+            block = data[cut : cut + period].decode(errors="ignore")
+            if len(block.encode()) != period:
+                continue
+            prefix = text[: len(text) // 2]
+            fed, found = feed(prefix + block * 40, rng)
+            if found is None:
+                missed += 1
+                continue
+            delays.append(len((prefix + block * 40)[:fed].encode()) - len(prefix.encode()))
+        least = period * max(GUARD.min_copies, -(-GUARD.min_span // period))
+        if delays:
+            print(
+                f"  {period:6}  {least:12,}  {statistics.median(delays):13,.0f}  "
+                f"{max(delays):8,}  {len(delays):5}{f'  ({missed} missed)' if missed else ''}"
+            )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--answers", nargs="*", default=[], help="JSON files with convos")
+    parser.add_argument("--extra", nargs="*", default=[], help="more directories to read")
+    parser.add_argument("--max-mb", type=float, default=40, help="megabytes per kind")
+    args = parser.parse_args()
+    kinds = corpus(args)
+    trips, _ = false_positives(kinds)
+    detection(kinds)
+    return 1 if trips else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
