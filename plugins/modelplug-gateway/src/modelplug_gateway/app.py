@@ -53,6 +53,8 @@ _ROOT = json.dumps({"name": "modelplug-gateway", "status": "ok"}).encode()
 MAX_ERROR_BODIES = 256
 LOGGER = logging.getLogger("modelplug.gateway")
 _NO_HEADERS: dict[str, str] = {}
+# Paths of stored responses, which the gateway does not keep.
+_STORED_RESPONSES = ("/v1/responses/", "/responses/")
 
 
 class Gateway:
@@ -85,6 +87,8 @@ class Gateway:
             ("POST", "/v1/chat/completions"): self._chat,
             ("POST", "/chat/completions"): self._chat,
             ("POST", "/v1/messages"): self._messages,
+            ("POST", "/v1/responses"): self._responses,
+            ("POST", "/responses"): self._responses,
             ("POST", "/v1/embeddings"): self._embeddings,
             ("POST", "/embeddings"): self._embeddings,
             ("GET", "/v1/models"): self._models,
@@ -112,6 +116,9 @@ class Gateway:
         if kind == "http":
             handler = self._routes.get((scope["method"], scope["path"]))
             if handler is None:
+                if scope["path"].startswith(_STORED_RESPONSES) and "responses" in self.shapes:
+                    await self._stored_response(scope, send)
+                    return
                 await self._not_routed(scope, send)
                 return
             await handler(scope, receive, send)
@@ -160,9 +167,39 @@ class Gateway:
             overhead_ms=None,
         )
 
+    async def _stored_response(self, scope: Scope, send: Send) -> None:
+        """``GET /v1/responses/{id}`` (and its ``cancel``, ``input_items``, ``DELETE``):
+        404 in the Responses shape, saying why, counted and logged as unserved."""
+        started = time.perf_counter()
+        await self.send_error(
+            send,
+            self.shapes["responses"],
+            404,
+            "the gateway keeps no responses (store is accepted and nothing is stored): "
+            f"{scope['method']} {scope['path']} cannot be served; send the whole "
+            "conversation in each request's input",
+            "not_found_error",
+        )
+        took = time.perf_counter() - started
+        self.metrics.unserved(scope["method"], scope["path"])
+        self.metrics.request("unserved", 404, took)
+        log_request(
+            method=scope["method"],
+            path=scope["path"],
+            status=404,
+            key_name=None,
+            route=None,
+            usage=None,
+            cost=None,
+            latency_ms=took * 1000,
+            overhead_ms=None,
+        )
+
     def _shape_for(self, path: str) -> Shape:
         if path.startswith("/v1/messages") and "anthropic" in self.shapes:
             return self.shapes["anthropic"]
+        if path.startswith(("/v1/responses", "/responses")) and "responses" in self.shapes:
+            return self.shapes["responses"]
         return self.shapes["openai"]
 
     async def send_json(
@@ -311,6 +348,15 @@ class Gateway:
             return
         await self._call(scope, receive, send, shape, "messages")
 
+    async def _responses(self, scope: Scope, receive: Receive, send: Send) -> None:
+        shape = self.shapes.get("responses")
+        if shape is None:
+            await self.send_error(
+                send, self.shapes["openai"], 404, "the Responses shape is not installed"
+            )
+            return
+        await self._call(scope, receive, send, shape, "responses")
+
     async def _call(
         self, scope: Scope, receive: Receive, send: Send, shape: Shape, endpoint: str
     ) -> None:
@@ -339,6 +385,8 @@ class Gateway:
                 if shape.name == "anthropic":
                     parsed = mark_replay_target(parsed, self.client)
                     parsed.betas = _betas(scope["headers"])
+                elif shape.name == "responses":
+                    parsed = mark_replay_target(parsed, self.client, parsed.own_types)
                 if self.allowed is not None and parsed.model not in self.allowed:
                     raise ShapeError(
                         f"model {parsed.model!r} is not served here (see GET /v1/models)",
@@ -429,7 +477,7 @@ class Gateway:
         finally:
             watch.stop()
         answered = time.perf_counter()
-        body = shape.response(response, parsed.model)
+        body = shape.response(response, parsed.model, parsed)
         headers = self._answer_headers(response)
         if dropped:
             headers.append(_dropped_header(dropped))
@@ -818,8 +866,9 @@ def _too_large(limit: int) -> ShapeError:
 def default_shapes() -> dict[str, Shape]:
     """The OpenAI shape, and the Anthropic one when its module is present."""
     from .shapes.openai_chat import SHAPE
+    from .shapes.responses import SHAPE as RESPONSES
 
-    shapes: dict[str, Shape] = {"openai": SHAPE}
+    shapes: dict[str, Shape] = {"openai": SHAPE, "responses": RESPONSES}
     try:
         from .shapes import anthropic_messages
     except ModuleNotFoundError as exc:
