@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,8 @@ _ROOT = json.dumps({"name": "modelplug-gateway", "status": "ok"}).encode()
 MAX_ERROR_BODIES = 256
 LOGGER = logging.getLogger("modelplug.gateway")
 _NO_HEADERS: dict[str, str] = {}
+_HEADER_SAFE = re.compile(r"[A-Za-z0-9_.:/@+-]{1,100}")
+_UNSHOWN = "(a name not shown)"
 # Paths of stored responses, which the gateway does not keep.
 _STORED_RESPONSES = ("/v1/responses/", "/responses/")
 
@@ -848,7 +851,11 @@ def _betas(headers: list[tuple[bytes, bytes]]) -> tuple[str, ...]:
 
 
 def _dropped_header(dropped: tuple[str, ...]) -> tuple[bytes, bytes]:
-    return (b"x-modelplug-dropped", ", ".join(dropped).encode())
+    # The names are the caller's (field names, item types): one that could not go in a
+    # header as it is (a control character, a comma, non-ASCII) is not echoed, so
+    # nobody can write a header line of their own through it.
+    shown = [name if _HEADER_SAFE.fullmatch(name) else _UNSHOWN for name in dropped]
+    return (b"x-modelplug-dropped", ", ".join(dict.fromkeys(shown)).encode())
 
 
 def _retry_after(seconds: float) -> tuple[bytes, bytes]:
