@@ -23,10 +23,9 @@ import base64
 import binascii
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from modelplug import OpaqueBlock, ThinkingBlock
+from modelplug import OpaqueBlock, ThinkingBlock
 
 __all__ = ["SEALED", "is_reasoning", "reasoning_item", "unsealed"]
 
@@ -38,8 +37,6 @@ OPENAI_OPAQUE = "openai."
 def is_reasoning(block: ThinkingBlock | OpaqueBlock) -> bool:
     """Whether ``block`` leaves as a reasoning item (an OpenAI output item of another
     type, a web search call, leaves as itself)."""
-    from modelplug import ThinkingBlock
-
     return isinstance(block, ThinkingBlock) or not block.kind.startswith(OPENAI_OPAQUE)
 
 
@@ -49,8 +46,6 @@ def reasoning_item(
     """The reasoning item for ``block`` written by ``route``; ``encrypted``: the
     caller asked for ``reasoning.encrypted_content`` (without it nothing can come
     back, as with OpenAI's own API)."""
-    from modelplug import ThinkingBlock
-
     wire = block.wire
     if (
         isinstance(block, ThinkingBlock)

@@ -13,8 +13,12 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
+# At the top, not in the functions: they run on every call (modelplug is loaded anyway).
+from modelplug import OpaqueBlock, TextBlock, ThinkingBlock, ToolUseBlock
+
 from ..errors import openai_code
 from .reasoning_items import is_reasoning, reasoning_item
+from .responses_request import arguments_json
 
 if TYPE_CHECKING:
     from modelplug import Response, Usage
@@ -86,10 +90,6 @@ def own_annotations(citations: list[dict[str, Any]] | None) -> list[dict[str, An
 
 def output_items(response: Response, encrypted: bool) -> list[dict[str, Any]]:
     """The response's blocks as output items, in order."""
-    from modelplug import OpaqueBlock, TextBlock, ThinkingBlock, ToolUseBlock
-
-    from .responses_request import arguments_json
-
     route = response.model or response.message.model
     items: list[dict[str, Any]] = []
     parts: list[dict[str, Any]] = []
@@ -128,31 +128,14 @@ def status_of(response: Response) -> tuple[str, dict[str, Any] | None]:
     return "completed", None
 
 
-def response_json(
-    response_id: str,
-    model: str,
-    echo: dict[str, Any],
-    *,
-    status: str,
-    output: list[dict[str, Any]],
-    created_at: int | None = None,
-    usage: dict[str, Any] | None = None,
-    incomplete: dict[str, Any] | None = None,
-    error: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The response object, as OpenAI's restates a request."""
+def request_fields(model: str, echo: dict[str, Any]) -> dict[str, Any]:
+    """What a response object restates of its request (the same from its first event to
+    its last: a stream encodes it once)."""
     return {
-        "id": response_id,
-        "object": "response",
-        "created_at": created_at if created_at is not None else int(time.time()),
-        "status": status,
+        "model": model,
         "background": False,
-        "error": error,
-        "incomplete_details": incomplete,
         "instructions": echo.get("instructions"),
         "max_output_tokens": echo.get("max_output_tokens"),
-        "model": model,
-        "output": output,
         "parallel_tool_calls": echo.get("parallel_tool_calls", True),
         "previous_response_id": None,
         "reasoning": echo.get("reasoning"),
@@ -163,8 +146,31 @@ def response_json(
         "tools": echo.get("tools", []),
         "top_p": echo.get("top_p"),
         "truncation": "disabled",
-        "usage": usage,
         "metadata": echo.get("metadata") or {},
+    }
+
+
+def response_json(
+    response_id: str,
+    model: str,
+    echo: dict[str, Any],
+    *,
+    status: str,
+    output: list[dict[str, Any]],
+    usage: dict[str, Any] | None = None,
+    incomplete: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The response object, as OpenAI's restates a request."""
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": status,
+        "error": None,
+        "incomplete_details": incomplete,
+        "output": output,
+        "usage": usage,
+        **request_fields(model, echo),
     }
 
 

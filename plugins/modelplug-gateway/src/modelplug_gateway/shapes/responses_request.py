@@ -30,6 +30,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+# At the top, not in the functions: they run on every call (modelplug is loaded anyway).
+from modelplug import Request, parse_arguments
+
+from .anthropic_request import _validation_words as validation_words
 from .base import Parsed, ShapeError
 from .reasoning_items import unsealed
 
@@ -248,8 +252,6 @@ class _Reader:
         return "\n\n".join(t for t in texts if t)
 
     def function_call(self, item: dict[str, Any], param: str) -> None:
-        from modelplug import parse_arguments
-
         call_id = _str(item.get("call_id"), f"{param}.call_id", empty=False)
         name = _str(item.get("name"), f"{param}.name", empty=False)
         raw = item.get("arguments", "")
@@ -374,10 +376,6 @@ def _include(value: Any) -> list[str]:
 
 def parse_request(body: Any) -> Parsed:
     """Read a Responses API body; raise :class:`ShapeError` for anything it refuses."""
-    from modelplug import Request
-
-    from .anthropic_request import _validation_words as validation_words
-
     body = _obj(body, "body")
     for name, why in _STATEFUL.items():
         if body.get(name) is not None:

@@ -50,7 +50,7 @@ from .responses_answer import (
     message_item,
     new_id,
     own_annotations,
-    response_json,
+    request_fields,
     status_of,
     text_part,
     usage_json,
@@ -83,6 +83,7 @@ class _Writer:
         self.encrypted = bool(self.echo.get("encrypted"))
         self.id = new_id("resp_")
         self.created_at = int(time.time())
+        self.restated = _dumps(request_fields(model, self.echo))[1:-1]
         self.sequence = 0
         self.items: list[_Item] = []
         self.final: dict[int, dict[str, Any]] = {}  # output_index -> item as done
@@ -90,20 +91,37 @@ class _Writer:
         self.thinking: _Item | None = None  # the reasoning item deltas go to now
 
     def event(self, name: str, data: dict[str, Any]) -> bytes:
-        data = {"type": name, "sequence_number": self.sequence, **data}
-        self.sequence += 1
-        return f"event: {name}\ndata: {_dumps(data)}\n\n".encode()
+        # The fields after the two every event has, spliced in as encoded (no merged dict).
+        return self.frame(name, _dumps(data)[1:-1])
 
-    def _response(self, status: str, **fields: Any) -> dict[str, Any]:
+    def frame(self, name: str, fields: str) -> bytes:
+        """One event whose other fields are ``fields``, already JSON (``"a":1,"b":2``)."""
+        sequence = self.sequence
+        self.sequence += 1
+        return (
+            f'event: {name}\ndata: {{"type":"{name}","sequence_number":{sequence},{fields}}}\n\n'
+        ).encode()
+
+    def _response(
+        self,
+        status: str,
+        usage: dict[str, Any] | None = None,
+        incomplete: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+    ) -> str:
+        """``"response":{...}``: the response object as it stands, encoded (what it
+        restates of the request encoded once a stream)."""
         output = [self.final[i] for i in sorted(self.final)]
-        return response_json(
-            self.id, self.model, self.echo, status=status, output=output,
-            created_at=self.created_at, **fields,
-        )  # fmt: skip
+        return (
+            f'"response":{{"id":"{self.id}","object":"response","created_at":{self.created_at},'
+            f'"status":"{status}","error":{_dumps(error)},"incomplete_details":'
+            f'{_dumps(incomplete)},"output":{_dumps(output)},"usage":{_dumps(usage)},'
+            f"{self.restated}}}"
+        )
 
     def begin(self) -> bytes:
-        created = {"response": self._response("in_progress")}
-        return self.event("response.created", created) + self.event("response.in_progress", created)
+        created = self._response("in_progress")
+        return self.frame("response.created", created) + self.frame("response.in_progress", created)
 
     # ---------------------------------------------------------------- items
 
@@ -136,13 +154,26 @@ class _Writer:
         return out
 
     def _close_text(self, opened: _Item, annotations: list[dict[str, Any]] | None = None) -> bytes:
+        # Every text answer ends here: the three events are written from one encoding
+        # of the text and of the part.
         text = "".join(opened.shown)
         part = text_part(text, annotations)
-        where = {**self._where(opened), "content_index": 0}
+        encoded = _dumps(part)
+        where = f'"item_id":"{opened.id}","output_index":{opened.index},"content_index":0'
+        item = message_item(opened.id, [part], "completed")
+        opened.closed = True
+        self.final[opened.index] = item
         return (
-            self.event("response.output_text.done", {**where, "text": text, "logprobs": []})
-            + self.event("response.content_part.done", {**where, "part": part})
-            + self._done(opened, message_item(opened.id, [part], "completed"))
+            self.frame(
+                "response.output_text.done",
+                f'{where},"text":{_dumps(text)},"logprobs":[]',
+            )
+            + self.frame("response.content_part.done", f'{where},"part":{encoded}')
+            + self.frame(
+                "response.output_item.done",
+                f'"output_index":{opened.index},"item":{{"id":"{opened.id}","type":"message",'
+                f'"role":"assistant","status":"completed","content":[{encoded}]}}',
+            )
         )
 
     def _end_summary(self, opened: _Item) -> bytes:
@@ -159,25 +190,30 @@ class _Writer:
             head = self.end_runs() + self._open_text()
         assert self.text is not None
         self.text.shown.append(text)
+        sequence = self.sequence
+        self.sequence += 1
         return (
             head
             + (
                 'event: response.output_text.delta\ndata: {"type":"response.output_text.delta",'
-                f'"sequence_number":{self._next()},"item_id":"{self.text.id}",'
+                f'"sequence_number":{sequence},"item_id":"{self.text.id}",'
                 f'"output_index":{self.text.index},"content_index":0,"delta":{_dumps(text)},'
                 '"logprobs":[]}\n\n'
             ).encode()
         )
 
-    def _next(self) -> int:
-        self.sequence += 1
-        return self.sequence - 1
-
     def _open_text(self) -> bytes:
-        item_id = new_id("msg_")
-        self.text, added = self._open("message", message_item(item_id, [], "in_progress"))
-        part = {**self._where(self.text), "content_index": 0, "part": text_part("")}
-        return added + self.event("response.content_part.added", part)
+        opened = self.text = _Item("message", len(self.items), new_id("msg_"))
+        self.items.append(opened)
+        return self.frame(
+            "response.output_item.added",
+            f'"output_index":{opened.index},"item":{{"id":"{opened.id}","type":"message",'
+            '"role":"assistant","status":"in_progress","content":[]}',
+        ) + self.frame(
+            "response.content_part.added",
+            f'"item_id":"{opened.id}","output_index":{opened.index},"content_index":0,'
+            '"part":{"type":"output_text","text":"","annotations":[],"logprobs":[]}',
+        )
 
     def thinking_delta(self, text: str) -> bytes:
         head = b""
@@ -226,8 +262,7 @@ class _Writer:
         status, incomplete = status_of(response)
         name = "response.completed" if status == "completed" else "response.incomplete"
         usage = usage_json(response.usage)
-        done = self._response(status, usage=usage, incomplete=incomplete)
-        out.append(self.event(name, {"response": done}))
+        out.append(self.frame(name, self._response(status, usage, incomplete)))
         return b"".join(out)
 
     def _held_back(self, texts: list[TextBlock]) -> bytes:
@@ -299,8 +334,8 @@ class _Writer:
 
     def failed(self, code: str, message: str) -> bytes:
         error = {"code": code, "message": message}
-        return self.event("error", {**error, "param": None}) + self.event(
-            "response.failed", {"response": self._response("failed", error=error)}
+        return self.event("error", {**error, "param": None}) + self.frame(
+            "response.failed", self._response("failed", error=error)
         )
 
 
