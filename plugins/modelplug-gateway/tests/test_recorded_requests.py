@@ -3,8 +3,8 @@ provider type (issue 46, item 3).
 
 The bodies and headers in ``recorded/`` were sent by the clients themselves (each file's
 ``recorded`` field names the client, its version, the command and the date; credentials
-were never written down, Claude Code's device id is zeroed): Claude Code and the anthropic
-SDK here, Codex and the openai SDK in test_recorded_responses_requests.py. Each is posted
+were never written down, Claude Code's device id is zeroed): Claude Code, Codex, the
+anthropic SDK and the openai SDK's Responses calls. Each is posted
 as recorded (the ``model`` field aside: a spec of the upstream under test) to the gateway
 on a real ASGI server, in front of a loopback upstream of each type that serves the
 provider plugins' own recorded answers (``recordings/``, first lines say where from):
@@ -308,3 +308,186 @@ def test_anthropic_sdk_tool_round_trip_reaches_each_upstream(
     assert tool_names(up, wire.requests[0]) == ["get_weather"]
     answered = json.dumps(wire.requests[1].json(), ensure_ascii=False)
     assert "toolu_weather1" in answered and "18°C, sunny" in answered
+
+
+# -- the Responses shape: Codex and the openai SDK -------------------------------------
+
+
+def responses_stream_text(answer: httpx2.Response) -> tuple[str, dict[str, Any]]:
+    """The text of a well-formed Responses stream, and the response it completes with:
+    response.created first, response.completed last, the deltas adding up to the
+    completed response's text."""
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    stream = events(answer)
+    assert stream[0]["type"] == "response.created"
+    assert stream[-1]["type"] == "response.completed"
+    numbers = [event["sequence_number"] for event in stream]
+    assert numbers == sorted(set(numbers))
+    text = "".join(e["delta"] for e in stream if e["type"] == "response.output_text.delta")
+    response: dict[str, Any] = stream[-1]["response"]
+    assert response_text(response) == text
+    return text, response
+
+
+def response_text(response: dict[str, Any]) -> str:
+    assert response["object"] == "response"
+    assert response["status"] == "completed"
+    return "".join(
+        part["text"]
+        for item in response["output"]
+        if item["type"] == "message"
+        for part in item["content"]
+        if part["type"] == "output_text"
+    )
+
+
+def answered_text(answer: httpx2.Response) -> str:
+    assert answer.status_code == 200, answer.text
+    return response_text(answer.json())
+
+
+CODEX_FUNCTIONS = ["exec_command", "write_stdin", "request_user_input", "view_image"]
+
+
+@pytest.mark.parametrize("up", UPSTREAMS, ids=repr)
+def test_codex_turn_is_answered_on_each_upstream(
+    gateway: Running, wire: WireServer, up: Upstream
+) -> None:
+    entry = recorded("codex_say_hello")
+    wire.add_file(up.recording, content_type="text/event-stream")
+    answer = replay(gateway, entry, f"{up.name}/some-model")
+    text, _ = responses_stream_text(answer)
+    assert text == up.text
+    (sent,) = wire.requests
+    assert sent.path == up.path
+    names = tool_names(up, sent) if up is not RESPONSES else []
+    for name in CODEX_FUNCTIONS:
+        assert up is RESPONSES or name in names
+
+
+def test_codex_tools_and_fields_reach_a_responses_upstream_as_sent(
+    gateway: Running, wire: WireServer
+) -> None:
+    entry = recorded("codex_say_hello")
+    wire.add_file(RESPONSES.recording, content_type="text/event-stream")
+    answer = replay(gateway, entry, "resp/gpt-5.5")
+    assert answer.status_code == 200, answer.text
+    assert "x-modelplug-dropped" not in answer.headers
+    body = wire.requests[0].json()
+    assert body["tools"] == entry["body"]["tools"]
+    assert body["include"] == ["reasoning.encrypted_content"]
+    assert body["store"] is False
+    assert body["reasoning"]["effort"] == entry["body"]["reasoning"]["effort"]
+
+
+@pytest.mark.parametrize("up", [ANTHROPIC, COMPAT], ids=repr)
+def test_codex_tools_other_upstreams_cannot_take_are_dropped_and_named(
+    gateway: Running, wire: WireServer, up: Upstream
+) -> None:
+    entry = recorded("codex_say_hello")
+    wire.add_file(up.recording, content_type="text/event-stream")
+    answer = replay(gateway, entry, f"{up.name}/some-model")
+    assert answer.status_code == 200, answer.text
+    dropped = answer.headers["x-modelplug-dropped"]
+    # apply_patch (a custom tool) and tool_search have no Chat or Messages equivalent.
+    assert "custom" in dropped and "tool_search" in dropped
+    sent = wire.requests[0].json()
+    assert "apply_patch" not in tool_names(up, wire.requests[0])
+    assert "include" not in sent and "client_metadata" not in sent
+
+
+@pytest.mark.parametrize("up", UPSTREAMS, ids=repr)
+def test_codex_tool_output_reaches_each_upstream(
+    gateway: Running, wire: WireServer, up: Upstream
+) -> None:
+    entry = recorded("codex_function_call_output")
+    wire.add_file(up.recording, content_type="text/event-stream")
+    text, _ = responses_stream_text(replay(gateway, entry, f"{up.name}/gpt-5.5"))
+    assert text == up.text
+    sent = json.dumps(wire.requests[0].json())
+    assert "call_rec01" in sent and "hello from the file" in sent
+
+
+def test_codex_reasoning_goes_back_to_a_responses_upstream(
+    gateway: Running, wire: WireServer
+) -> None:
+    entry = recorded("codex_function_call_output")
+    (reasoning,) = [i for i in entry["body"]["input"] if i.get("type") == "reasoning"]
+    wire.add_file(RESPONSES.recording, content_type="text/event-stream")
+    answer = replay(gateway, entry, "resp/gpt-5.5")
+    assert answer.status_code == 200, answer.text
+    sent = [i for i in wire.requests[0].json()["input"] if i.get("type") == "reasoning"]
+    assert [i["encrypted_content"] for i in sent] == [reasoning["encrypted_content"]]
+
+
+def test_claude_reasoning_survives_a_round_trip_through_the_responses_shape(
+    gateway: Running, wire: WireServer
+) -> None:
+    """A Responses caller on a Claude model: the signed thinking block leaves as a
+    reasoning item and, sent back as Codex sends its items, reaches Claude unchanged."""
+    thinking = RECORDINGS / "anthropic_thinking.sse"
+    wire.add_file(thinking, content_type="text/event-stream")
+    wire.add_file(ANTHROPIC.recording, content_type="text/event-stream")
+    first = replay(gateway, recorded("codex_say_hello"), "claude/claude-opus-5")
+    text, response = responses_stream_text(first)
+    assert text == "The answer is 4."
+    items = [i for i in response["output"] if i["type"] == "reasoning"]
+    assert len(items) == 1 and items[0]["encrypted_content"]
+    follow = recorded("codex_say_hello")
+    said = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": text}],
+    }
+    question = {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": "and 3 + 3?"}],
+    }
+    body = {**follow["body"], "input": [*follow["body"]["input"], *items, said, question]}
+    second = replay(gateway, {**follow, "body": body}, "claude/claude-opus-5")
+    assert responses_stream_text(second)[0] == ANTHROPIC.text
+    messages = wire.requests[1].json()["messages"]
+    blocks = [b for m in messages if m["role"] == "assistant" for b in m["content"]]
+    signed = [b for b in blocks if b["type"] == "thinking"]
+    assert signed == [
+        {
+            "type": "thinking",
+            "thinking": "Let me add these. 2 + 2 = 4.",
+            "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds2Cx2CTbGwsZ3cYg3kZ7Lq4Bg9G0hlsqkHqpyPqKXdgvgjH7=",
+        }
+    ]
+
+
+@pytest.mark.parametrize("up", UPSTREAMS, ids=repr)
+def test_openai_sdk_responses_create_is_answered_on_each_upstream(
+    gateway: Running, wire: WireServer, up: Upstream
+) -> None:
+    wire.add_file(up.recording, content_type="text/event-stream")
+    answer = replay(gateway, recorded("openai_sdk_responses_create"), f"{up.name}/m")
+    assert answered_text(answer) == up.text
+    assert "Be brief." in json.dumps(wire.requests[0].json())
+
+
+@pytest.mark.parametrize("up", UPSTREAMS, ids=repr)
+def test_openai_sdk_responses_stream_is_answered_on_each_upstream(
+    gateway: Running, wire: WireServer, up: Upstream
+) -> None:
+    wire.add_file(up.recording, content_type="text/event-stream")
+    answer = replay(gateway, recorded("openai_sdk_responses_stream"), f"{up.name}/m")
+    assert responses_stream_text(answer)[0] == up.text
+
+
+@pytest.mark.parametrize("up", UPSTREAMS, ids=repr)
+def test_openai_sdk_tool_round_trip_reaches_each_upstream(
+    gateway: Running, wire: WireServer, up: Upstream
+) -> None:
+    wire.add_file(up.recording, content_type="text/event-stream")
+    wire.add_file(up.recording, content_type="text/event-stream")
+    first = replay(gateway, recorded("openai_sdk_tool_call"), f"{up.name}/m")
+    second = replay(gateway, recorded("openai_sdk_tool_result"), f"{up.name}/m")
+    assert answered_text(first) == answered_text(second) == up.text
+    assert tool_names(up, wire.requests[0]) == ["get_weather"]
+    answered = json.dumps(wire.requests[1].json(), ensure_ascii=False)
+    assert "call_weather1" in answered and "18°C, sunny" in answered
