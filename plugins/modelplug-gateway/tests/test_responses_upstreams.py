@@ -238,6 +238,7 @@ def test_codex_tool_types_pass_through_to_a_responses_upstream(
     assert "x-modelplug-dropped" not in raw.headers
     assert sent["tools"] == CODEX_LIKE["tools"]
     assert sent["input"] == CODEX_LIKE["input"]
+    assert "instructions" not in sent  # its developer message went once, among the items
     assert (sent["text"], sent["prompt_cache_key"]) == ({"verbosity": "low"}, "session-1")
     assert raw.parse().output_text == "The final result is **570**."
 
@@ -364,3 +365,20 @@ def test_an_error_after_the_stream_began_is_an_error_event_and_a_failed_response
     assert failed.type == "response.failed"
     assert failed.response.status == "failed"
     assert failed.response.error is not None and failed.response.error.code == "overloaded"
+
+
+def test_another_models_reasoning_is_not_passed_through_to_a_responses_upstream(
+    make_gateway: Any, serve: Any, wire_server: WireServer, tmp_path: Path
+) -> None:
+    from modelplug import ThinkingBlock
+    from modelplug_gateway.shapes.reasoning_items import reasoning_item
+
+    claude = ThinkingBlock(text="Plan.", signature="sig", wire={"type": "thinking"})
+    sealed = reasoning_item(claude, "claude/opus", encrypted=True)
+    items = [*CODEX_LIKE["input"][:2], sealed, *CODEX_LIKE["input"][2:]]
+    wire_server.add_file(RECORDINGS / "openai_responses_text.sse", content_type=SSE)
+    client = upstream_client("openai-responses", wire_server, tmp_path)
+    with serve(make_gateway(client=client)) as url:
+        sdk_for(url).responses.create(model="up/gpt-5", **{**CODEX_LIKE, "input": items})
+    sent = wire_server.requests[0].json()["input"]
+    assert sent == CODEX_LIKE["input"]  # everything as sent but Claude's reasoning

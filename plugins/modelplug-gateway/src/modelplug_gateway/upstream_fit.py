@@ -77,19 +77,25 @@ def _fit_naming_drops(parsed: Parsed, route: Route) -> tuple[Request, tuple[str,
     own = kind in parsed.own_types
     dropped = set() if own else set(parsed.unserved)
     update: dict[str, Any] = {}
+    notes = parsed.system_notes
     if own and parsed.passthrough:
         update["extra"] = {**request.extra, **parsed.passthrough}
+        if "input" in parsed.passthrough:
+            # The caller's items go as sent, its system and developer messages among
+            # them: the instructions are only the request's own, nothing is folded in.
+            update["system"] = parsed.echo.get("instructions")
+            notes = ()
     if request.server_tools and kind not in SEARCH_TYPES:
         dropped.add("tools.web_search")
         update["server_tools"] = []
     if _foreign_reasoning(request.messages, route.name):
         dropped.add("input.reasoning")
-    if parsed.system_notes:
+    if notes:
         if kind in ANTHROPIC_TYPES:
-            texts = [request.system or "", *(text for _, text in parsed.system_notes)]
+            texts = [request.system or "", *(text for _, text in notes)]
             update["system"] = "\n\n".join(t for t in texts if t)
         else:
-            update["messages"] = _folded(request.messages, parsed.system_notes)
+            update["messages"] = _folded(request.messages, notes)
     fitted = request.model_copy(update=update) if update else request
     return fitted, tuple(sorted(dropped))
 

@@ -401,7 +401,9 @@ def parse_request(body: Any) -> Parsed:
         fields["system"] = system
     unserved = reader.unserved
     if reader.unserved:
-        passthrough["input"] = raw_input
+        # As sent, less the reasoning of other providers' models (none was a Responses
+        # upstream's: those leave as they came), which such an upstream would refuse.
+        passthrough["input"] = [i for i in raw_input if unsealed(i) is None]
     if body.get("tools") is not None:
         fields["tools"], fields["server_tools"] = _tools(body["tools"], unserved)
         if any(_obj(t, "tools").get("type") != "function" for t in body["tools"]):
