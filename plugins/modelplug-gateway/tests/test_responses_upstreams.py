@@ -245,8 +245,16 @@ def test_codex_tool_types_pass_through_to_a_responses_upstream(
 
 @pytest.mark.parametrize("kind", ["openai-compatible", "anthropic"])
 def test_codex_tool_types_are_dropped_and_named_for_other_upstreams(
-    make_gateway: Any, serve: Any, wire_server: WireServer, tmp_path: Path, kind: str
+    make_gateway: Any,
+    serve: Any,
+    wire_server: WireServer,
+    tmp_path: Path,
+    kind: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    import logging
+
+    caplog.set_level(logging.INFO, logger="modelplug.gateway")
     wire_server.add_file(RECORDINGS / UPSTREAMS[kind][3], content_type=SSE)
     client = upstream_client(kind, wire_server, tmp_path)
     with serve(make_gateway(client=client)) as url:
@@ -257,6 +265,8 @@ def test_codex_tool_types_are_dropped_and_named_for_other_upstreams(
     if kind != "anthropic":  # Claude runs a web search; an OpenAI-compatible server none
         expected.append("tools.web_search")
     assert dropped == sorted(expected)
+    (notice,) = [r.notice for r in caplog.records if hasattr(r, "notice")]  # type: ignore[attr-defined]
+    assert (notice.kind, notice.details["fields"]) == ("dropped_fields", sorted(expected))
     sent = wire_server.requests[0].json()
     assert "prompt_cache_key" not in sent and "text" not in sent
     if kind == "anthropic":

@@ -70,7 +70,7 @@ class Shape(Protocol):
     """One API's request and answer shapes; stateless, one instance per app."""
 
     name: str
-    """``"openai"`` or ``"anthropic"``."""
+    """``"openai"`` (chat completions), ``"responses"`` or ``"anthropic"``."""
 
     def parse(self, body: dict[str, Any]) -> Parsed:
         """Read a decoded JSON body; raise :class:`ShapeError` for what it refuses."""
