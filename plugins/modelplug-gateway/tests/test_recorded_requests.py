@@ -264,14 +264,17 @@ def test_claude_code_tool_result_reaches_each_upstream(
     assert "hello from the file" in sent
 
 
-def test_claude_code_probe_gets_an_answer(gateway: Running, wire: WireServer) -> None:
+def test_claude_code_probe_gets_a_200_and_is_not_counted(
+    gateway: Running, wire: WireServer
+) -> None:
     entry = recorded("claude_code_probe")
     with httpx2.Client(timeout=30) as http:
         answer = http.request(entry["method"], gateway.url + entry["path"])
-    # Claude Code goes on whatever the probe gets (its run through the gateway shows
-    # it); what matters is that the gateway answers at once and calls no upstream.
-    assert answer.status_code in (200, 404)
+        metrics = http.get(gateway.url + "/metrics").text
+    assert answer.status_code == 200
     assert not wire.requests
+    # Not an unserved path: a probe before every run is no operator's concern.
+    assert "modelplug_gateway_unserved_requests_total{" not in metrics
 
 
 # -- the anthropic SDK ----------------------------------------------------------------

@@ -98,6 +98,8 @@ class Gateway:
             ("GET", "/models"): self._models,
             ("GET", "/"): self._root,
             ("HEAD", "/"): self._root,
+            # Claude Code 2.1.328 probes here (recorded in tests/recorded/).
+            ("HEAD", "/api/hello"): self._root,
             ("GET", "/health"): self._health,
             ("GET", "/ready"): self._ready,
             ("GET", "/metrics"): self._metrics,
@@ -672,8 +674,8 @@ class Gateway:
 
     async def _root(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The gateway's name, for the connectivity probes clients send before their
-        first call (Claude Code's ``HEAD /``): no key asked, nothing revealed, nothing
-        logged or counted, like /health."""
+        first call (Claude Code's ``HEAD /``, and ``HEAD /api/hello`` since 2.1.328): no
+        key asked, nothing revealed, nothing logged or counted, like /health."""
         if scope["method"] == "HEAD":
             head = _json_head(_ROOT, None)
             await send({"type": "http.response.start", "status": 200, "headers": head})
