@@ -73,6 +73,9 @@ def fit_to_route(parsed: Parsed, route: Route) -> tuple[Request, tuple[str, ...]
 def _fit_naming_drops(parsed: Parsed, route: Route) -> tuple[Request, tuple[str, ...]]:
     """:func:`fit_to_route` for a shape that names everything left out."""
     request = parsed.request
+    single = len(request.messages) == 1 and request.messages[0].role == "user"
+    if single and not (parsed.passthrough or parsed.system_notes or request.server_tools):
+        return request, ()  # a single prompt: nothing to fit, nothing to name
     kind = route.endpoint.type
     own = kind in parsed.own_types
     dropped = set() if own else set(parsed.unserved)

@@ -47,12 +47,10 @@ from .base import Parsed
 from .reasoning_items import is_reasoning, reasoning_item
 from .responses_answer import (
     function_call_item,
-    message_item,
     new_id,
     own_annotations,
     request_fields,
     status_of,
-    text_part,
     usage_json,
 )
 from .responses_request import arguments_json
@@ -60,6 +58,23 @@ from .responses_request import arguments_json
 __all__ = ["write_stream"]
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_TEXT_FORMAT = {"format": {"type": "text"}}
+
+
+def _json(value: Any) -> str:
+    """``value`` as JSON, the values a request restates most often without the encoder's
+    set-up (a string is encoded by its fast path)."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return _dumps(value)
+    if value == _TEXT_FORMAT:
+        return '{"format":{"type":"text"}}'
+    if not value and isinstance(value, dict | list):
+        return "{}" if isinstance(value, dict) else "[]"
+    return _dumps(value)
 
 
 class _Item:
@@ -83,10 +98,11 @@ class _Writer:
         self.encrypted = bool(self.echo.get("encrypted"))
         self.id = new_id("resp_")
         self.created_at = int(time.time())
-        self.restated = _dumps(request_fields(model, self.echo))[1:-1]
+        fields = request_fields(model, self.echo)
+        self.restated = ",".join(f'"{key}":{_json(value)}' for key, value in fields.items())
         self.sequence = 0
         self.items: list[_Item] = []
-        self.final: dict[int, dict[str, Any]] = {}  # output_index -> item as done
+        self.final: dict[int, str] = {}  # output_index -> the item as done, encoded
         self.text: _Item | None = None  # the message item text goes to now
         self.thinking: _Item | None = None  # the reasoning item deltas go to now
 
@@ -110,12 +126,13 @@ class _Writer:
         error: dict[str, Any] | None = None,
     ) -> str:
         """``"response":{...}``: the response object as it stands, encoded (what it
-        restates of the request encoded once a stream)."""
-        output = [self.final[i] for i in sorted(self.final)]
+        restates of the request, and each item, encoded once a stream)."""
+        output = ",".join(self.final[i] for i in sorted(self.final))
         return (
             f'"response":{{"id":"{self.id}","object":"response","created_at":{self.created_at},'
-            f'"status":"{status}","error":{_dumps(error)},"incomplete_details":'
-            f'{_dumps(incomplete)},"output":{_dumps(output)},"usage":{_dumps(usage)},'
+            f'"status":"{status}","error":{_dumps(error) if error else "null"},'
+            f'"incomplete_details":{_dumps(incomplete) if incomplete else "null"},'
+            f'"output":[{output}],"usage":{_usage(usage)},'
             f"{self.restated}}}"
         )
 
@@ -133,10 +150,15 @@ class _Writer:
         added = {"output_index": opened.index, "item": item}
         return opened, self.event("response.output_item.added", added)
 
-    def _done(self, opened: _Item, item: dict[str, Any]) -> bytes:
+    def _done(self, opened: _Item, item: dict[str, Any] | str) -> bytes:
+        """The item's ``output_item.done`` (``item`` may come encoded), kept encoded for
+        the response's ``output``."""
+        encoded = item if isinstance(item, str) else _dumps(item)
         opened.closed = True
-        self.final[opened.index] = item
-        return self.event("response.output_item.done", {"output_index": opened.index, "item": item})
+        self.final[opened.index] = encoded
+        return self.frame(
+            "response.output_item.done", f'"output_index":{opened.index},"item":{encoded}'
+        )
 
     def _where(self, opened: _Item) -> dict[str, Any]:
         return {"item_id": opened.id, "output_index": opened.index}
@@ -157,23 +179,22 @@ class _Writer:
         # Every text answer ends here: the three events are written from one encoding
         # of the text and of the part.
         text = "".join(opened.shown)
-        part = text_part(text, annotations)
-        encoded = _dumps(part)
+        encoded = (
+            f'{{"type":"output_text","text":{_dumps(text)},'
+            f'"annotations":{_json(annotations or [])},"logprobs":[]}}'
+        )
         where = f'"item_id":"{opened.id}","output_index":{opened.index},"content_index":0'
-        item = message_item(opened.id, [part], "completed")
-        opened.closed = True
-        self.final[opened.index] = item
+        item = (
+            f'{{"id":"{opened.id}","type":"message","role":"assistant","status":"completed",'
+            f'"content":[{encoded}]}}'
+        )
         return (
             self.frame(
                 "response.output_text.done",
                 f'{where},"text":{_dumps(text)},"logprobs":[]',
             )
             + self.frame("response.content_part.done", f'{where},"part":{encoded}')
-            + self.frame(
-                "response.output_item.done",
-                f'"output_index":{opened.index},"item":{{"id":"{opened.id}","type":"message",'
-                f'"role":"assistant","status":"completed","content":[{encoded}]}}',
-            )
+            + self._done(opened, item)
         )
 
     def _end_summary(self, opened: _Item) -> bytes:
@@ -339,12 +360,26 @@ class _Writer:
         )
 
 
+def _usage(usage: dict[str, Any] | None) -> str:
+    """:func:`.responses_answer.usage_json`'s dict as JSON (plain counts: no encoder)."""
+    if usage is None:
+        return "null"
+    cached = usage["input_tokens_details"]
+    return (
+        f'{{"input_tokens":{usage["input_tokens"]},"input_tokens_details":{{"cached_tokens":'
+        f'{cached["cached_tokens"]},"cache_write_tokens":{cached["cache_write_tokens"]}}},'
+        f'"output_tokens":{usage["output_tokens"]},"output_tokens_details":'
+        f'{{"reasoning_tokens":{usage["output_tokens_details"]["reasoning_tokens"]}}},'
+        f'"total_tokens":{usage["total_tokens"]}}}'
+    )
+
+
 async def write_stream(
     events: AsyncIterator[Any], model: str, parsed: Parsed
 ) -> AsyncIterator[bytes]:
     """The SSE frames for ``events`` (see the module docstring)."""
     writer = _Writer(model, parsed)
-    started = False
+    started = finished = False
     try:
         async for event in events:
             if not started:
@@ -358,14 +393,18 @@ async def write_stream(
             elif isinstance(event, ToolCallStart):
                 yield writer.tool_start(event)
             elif isinstance(event, Done):
+                # Read on to the end, not returned from: the events' generators then end
+                # by themselves, rather than each being closed (a task apiece).
+                finished = True
                 yield writer.finish(event.response)
-                return
     except ModelplugError as error:
         if not started:
             raise
         failure = failure_for(error, "openai")
         assert failure is not None  # every ModelplugError has its answer
         yield writer.failed(failure.code, failure.message)
+        return
+    if finished:
         return
     if not started:
         yield writer.begin()
