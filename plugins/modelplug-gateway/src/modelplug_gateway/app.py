@@ -390,7 +390,8 @@ class Gateway:
                 if shape.name == "anthropic":
                     parsed = mark_replay_target(parsed, self.client)
                     parsed.betas = _betas(scope["headers"])
-                elif shape.name == "responses":
+                elif shape.name == "responses" and len(parsed.request.messages) > 1:
+                    # (A single prompt sends no reasoning back: nothing to mark.)
                     parsed = mark_replay_target(parsed, self.client, parsed.own_types)
                 if self.allowed is not None and parsed.model not in self.allowed:
                     raise ShapeError(
