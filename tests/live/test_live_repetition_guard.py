@@ -52,9 +52,9 @@ def test_a_real_loop_is_cut_and_the_detection_time_measured(
     assert response.text.count(LINE) < 3
 
 
+# Short answers: on a loaded two-core machine llama-server makes a few tokens a second.
 ANSWERS = [
     "Write a haiku about the sea.",
-    "In two sentences, what is a network socket?",
     "List five fruits, one per line.",
     "What is the capital of France? Answer in one sentence.",
 ]
@@ -63,6 +63,6 @@ ANSWERS = [
 @pytest.mark.parametrize("prompt", ANSWERS)
 def test_ordinary_answers_are_not_cut(live_client: Callable[..., Client], prompt: str) -> None:
     client = live_client()
-    response = client.complete(MODEL, prompt, max_tokens=300, temperature=0.7, seed=11)
+    response = client.complete(MODEL, prompt, max_tokens=160, temperature=0.7, seed=11)
     print(f"\nLIVE answer ({response.stop_reason}, {len(response.text)} chars): {prompt}")
     assert response.stop_reason != "repetition", response.text
