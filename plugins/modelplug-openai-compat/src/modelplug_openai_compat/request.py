@@ -8,6 +8,7 @@ from typing import Any
 from modelplug import (
     ImageBlock,
     Message,
+    Notice,
     OpaqueBlock,
     Request,
     RequestError,
@@ -21,6 +22,7 @@ from modelplug import (
 from modelplug_kit import openai_json_schema
 
 from .reasoning import detect_dialect, reasoning_fields
+from .services import fit_to_service
 
 __all__ = ["build_body", "to_wire_messages"]
 
@@ -158,8 +160,12 @@ def _tool_choice(choice: str) -> Any:
     return {"type": "function", "function": {"name": choice}}
 
 
-def build_body(request: Request, route: Route) -> dict[str, Any]:
-    """The JSON body of POST <base>/chat/completions."""
+def build_body(
+    request: Request, route: Route, notices: list[Notice] | None = None
+) -> dict[str, Any]:
+    """The JSON body of POST <base>/chat/completions; a hosted service's own rules
+    (:mod:`.services`) applied, and the Notice of what they left out appended to
+    ``notices``."""
     body: dict[str, Any] = {
         "model": route.model,
         "messages": to_wire_messages(request, route),
@@ -193,9 +199,12 @@ def build_body(request: Request, route: Route) -> dict[str, Any]:
         value = getattr(request, name)
         if value is not None:
             body[name] = value
-    body.update(reasoning_fields(detect_dialect(route), request.thinking))
+    body.update(reasoning_fields(detect_dialect(route), request.thinking, route.model))
     if request.output_schema is not None:
         body.update(_structured_output(request, route))
+    left_out = fit_to_service(body, route)
+    if left_out is not None and notices is not None:
+        notices.append(left_out)
     body.update(request.extra)
     _refuse_choices(body.get("n"))
     return body
