@@ -16,7 +16,7 @@ from typing import Any
 
 from modelplug import Notice, Route
 
-__all__ = ["REASONING_EFFORTS", "fit_to_service"]
+__all__ = ["REASONING_EFFORTS", "fit_to_service", "nearest_effort"]
 
 # The reasoning_effort values each service's models take, by a fragment of the model id,
 # first match wins; a model that matches none takes no reasoning_effort at all.
@@ -114,13 +114,13 @@ def _fit_effort(fit: Fit) -> None:
     elif effort == "none":
         why = f"{fit.route.model} always reasons (it takes {' | '.join(allowed)})"
     else:
-        fit.body["reasoning_effort"] = _nearest(effort, allowed)
+        fit.body["reasoning_effort"] = nearest_effort(effort, allowed)
         return
     fit.drop("reasoning_effort", why)
     fit.drop("reasoning_format", why)
 
 
-def _nearest(effort: str, allowed: tuple[str, ...]) -> str:
+def nearest_effort(effort: str, allowed: tuple[str, ...]) -> str:
     """The value of ``allowed`` nearest ``effort`` in :data:`LEVELS` (the lower on a tie)."""
     ranked = [v for v in allowed if v in LEVELS]
     if effort not in LEVELS or not ranked:
