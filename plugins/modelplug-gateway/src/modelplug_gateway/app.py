@@ -695,8 +695,9 @@ class _Failed:
 class _Tap:
     """Passes the Client's events on and keeps the Done's Response (for usage, cost and
     the ticket) or the error's kind, and which route is answering: the one resolved,
-    or the one a fallback switched to. A structured answer cut at max_tokens inside its
-    JSON ends as the answer it is (stopped for length), not as an error."""
+    the deployment a model group picked, or the one a fallback switched to. A structured
+    answer cut at max_tokens inside its JSON ends as the answer it is (stopped for
+    length), not as an error."""
 
     __slots__ = ("_events", "answering", "error", "response", "route", "texted")
 
@@ -734,7 +735,8 @@ class _Tap:
             yield Done(response=cut)
 
     def _switched(self, notice: Notice) -> None:
-        if notice.kind == "fallback":
+        # "route": a model group's pick (modelplug-router); "fallback": a switch.
+        if notice.kind == "fallback" or notice.kind == "route":
             to = notice.details.get("to")
             if isinstance(to, str) and to:
                 self.answering = to

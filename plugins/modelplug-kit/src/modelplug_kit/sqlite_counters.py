@@ -161,7 +161,13 @@ class SqliteCounters:
         return said
 
     async def read(self, keys: Sequence[str]) -> list[tuple[int, float] | None]:
-        return self.read_now(keys)
+        """Each counter's value and seconds left. A policy reads on a call's path (the
+        router, to pick a deployment), so a file that cannot be read answers from this
+        process's memory, as :meth:`reserve` counts there: never a failed call."""
+        try:
+            return self.read_now(keys)
+        except ModelplugError:
+            return self.local.read_now(keys)
 
     # -- for plain code: tests, ``modelplug limits`` and ``modelplug resolve`` -------
 
@@ -179,6 +185,10 @@ class SqliteCounters:
         now = self.clock()
         try:
             live = self.db.read(lambda db: _live(db, keys, now))
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise ModelplugError(self._problem(_why(exc), counting=False)) from None
+            live = {}  # another process is making the file's tables: nothing counted yet
         except Problems as exc:
             raise ModelplugError(self._problem(_why(exc), counting=False)) from None
         found = [live.get(key) for key in keys]
