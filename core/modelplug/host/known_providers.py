@@ -51,8 +51,8 @@ KNOWN_PROVIDERS: dict[str, KnownProvider] = {
     # Hosted OpenAI-compatible services, presets of modelplug-openai-compat.
     "mistral": KnownProvider((_COMPAT,), "mistral-large-latest"),
     "groq": KnownProvider((_COMPAT,), "llama-3.3-70b-versatile"),
-    "xai": KnownProvider((_COMPAT,), "grok-4"),
-    "deepseek": KnownProvider((_COMPAT,), "deepseek-chat"),
+    "xai": KnownProvider((_COMPAT,), "grok-4.3"),
+    "deepseek": KnownProvider((_COMPAT,), "deepseek-v4-flash"),
     "together": KnownProvider((_COMPAT,), "meta-llama/Llama-3.3-70B-Instruct-Turbo"),
     "fireworks": KnownProvider((_COMPAT,), "accounts/fireworks/models/llama-v3p3-70b-instruct"),
     "cerebras": KnownProvider((_COMPAT,), "gpt-oss-120b"),

@@ -153,3 +153,23 @@ def test_services_without_body_rules_get_the_plain_body(compat, wire_server, ser
         "seed": 7,
     }
     assert notices == []
+
+
+def test_deepseek_v4_thinks_by_default_so_its_sampling_is_left_out(compat, wire_server):
+    request = Request(messages=HI, temperature=0.2, top_p=0.4)
+    body, notices = sent(compat, wire_server, "deepseek", "deepseek-v4-flash", request)
+    assert "temperature" not in body and "top_p" not in body
+    assert sorted(notices[0].details["fields"]) == ["temperature", "top_p"]
+
+
+def test_deepseek_v4_told_not_to_think_keeps_its_sampling(compat, wire_server):
+    request = Request(
+        messages=HI, thinking=ThinkingRequest(enabled=False), temperature=0.2, top_p=0.4
+    )
+    body, notices = sent(compat, wire_server, "deepseek", "deepseek-v4-flash", request)
+    assert (body["thinking"], body["temperature"], body["top_p"]) == (
+        {"type": "disabled"},
+        0.2,
+        0.4,
+    )
+    assert notices == []

@@ -2,8 +2,8 @@
 
 Presets ollama, lmstudio, llamacpp, vllm, openrouter and openai, the hosted services
 mistral, groq, xai, deepseek, together, fireworks, cerebras, deepinfra and perplexity,
-plus the user's own providers of this type. Only the hook implementations live here; the modules that do
-the work (and httpx2) are imported when a hook first needs them.
+plus the user's own providers of this type. Only the hook implementations live here; the
+modules that do the work (and httpx2) are imported when a hook first needs them.
 """
 
 from __future__ import annotations

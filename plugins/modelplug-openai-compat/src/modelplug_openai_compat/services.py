@@ -75,12 +75,20 @@ def _mistral(fit: Fit) -> None:
 
 def _deepseek(fit: Fit) -> None:
     fit.drop("top_k", "DeepSeek's API has no top_k")
-    thinking = fit.body.get("thinking")
-    if fit.model == "deepseek-reasoner" or (
-        isinstance(thinking, dict) and thinking.get("type") == "enabled"
-    ):
+    if _deepseek_thinks(fit):
         for name in ("temperature", "top_p"):
-            fit.drop(name, "DeepSeek's thinking mode ignores it (its reasoning-model guide)")
+            fit.drop(name, "DeepSeek's thinking mode ignores it (its thinking-mode guide)")
+
+
+def _deepseek_thinks(fit: Fit) -> bool:
+    """Whether the call runs in DeepSeek's thinking mode: asked for, deepseek-reasoner,
+    or a V4 model (deepseek-v4-*, deepseek-flash, deepseek-pro) not told otherwise."""
+    thinking = fit.body.get("thinking")
+    asked = thinking.get("type") if isinstance(thinking, dict) else None
+    if asked is not None:
+        return bool(asked == "enabled")
+    v4 = "deepseek-v4" in fit.model or fit.model.startswith(("deepseek-flash", "deepseek-pro"))
+    return v4 or fit.model == "deepseek-reasoner"
 
 
 def _xai(fit: Fit) -> None:
