@@ -38,7 +38,9 @@ def test_mistral_names_a_required_tool_call_any_and_the_seed_random_seed(compat,
     assert "seed" not in body and "stream_options" not in body and "top_k" not in body
     (notice,) = notices
     assert notice.kind == "unsupported_fields"
-    assert notice.details["fields"] == {"top_k": "Mistral's API has no top_k"}
+    assert notice.details["fields"] == {
+        "top_k": "Mistral's API has no top_k (it refuses unknown fields with a 422)"
+    }
     assert notice.message.startswith("mistral/mistral-small-latest takes no top_k;")
 
 

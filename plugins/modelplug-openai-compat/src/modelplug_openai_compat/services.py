@@ -68,9 +68,11 @@ def _mistral(fit: Fit) -> None:
     if fit.body.get("tool_choice") == "required":
         fit.body["tool_choice"] = "any"
     fit.rename("seed", "random_seed")
-    # Mistral's last chunk carries the usage unasked; its API has no stream_options.
+    # Mistral refuses any field it does not know (422 "extra_forbidden", as users of
+    # several OpenAI clients reported for stream_options.include_usage); its last chunk
+    # carries the usage unasked.
     fit.body.pop("stream_options", None)
-    fit.drop("top_k", "Mistral's API has no top_k")
+    fit.drop("top_k", "Mistral's API has no top_k (it refuses unknown fields with a 422)")
 
 
 def _deepseek(fit: Fit) -> None:
