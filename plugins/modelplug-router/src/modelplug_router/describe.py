@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from modelplug import ModelplugError
@@ -12,33 +12,38 @@ from .state import read_states
 
 if TYPE_CHECKING:
     from modelplug import CallContext, Route
+    from modelplug_kit import CounterStore
 
     from .groups import Deployment, Group
-    from .policy import RouterPolicy
     from .state import State
+
+    StoreFor = Callable[[CallContext], CounterStore]
+    RouteOf = Callable[[CallContext, str], Route]
 
 __all__ = ["describe_route"]
 
 
 def describe_route(
-    policy: RouterPolicy, route: Route, client: CallContext
+    route: Route, client: CallContext, store_for: StoreFor, route_of: RouteOf
 ) -> Awaitable[dict[str, Any]] | None:
-    """The router's section for a group's route; None for any other route."""
+    """The router's section for a group's route (its state in ``store_for(client)``,
+    each deployment's route by ``route_of``); None for any other route."""
     if route.endpoint.type != "group":
         return None
     group = group_named(client.settings, route.model)
     if group is None:
         return None
-    return section(policy, group, client)
+    return section(group, client, store_for(client), route_of)
 
 
-async def section(policy: RouterPolicy, group: Group, client: CallContext) -> dict[str, Any]:
-    store = policy.store_for(client)
+async def section(
+    group: Group, client: CallContext, store: CounterStore, route_of: RouteOf
+) -> dict[str, Any]:
     states = await read_states(store, group)
     deployments = []
     lines = [f"group {group.name}: strategy {group.strategy}, store {store!r}"]
     for deployment, state in zip(group.deployments, states, strict=True):
-        answers = answering(policy, client, deployment.spec)
+        answers = answering(route_of, client, deployment.spec)
         facts = deployment_facts(deployment, state, answers)
         deployments.append(facts)
         lines.append(deployment_line(facts))
@@ -52,10 +57,10 @@ async def section(policy: RouterPolicy, group: Group, client: CallContext) -> di
     }
 
 
-def answering(policy: RouterPolicy, client: CallContext, spec: str) -> str:
+def answering(route_of: RouteOf, client: CallContext, spec: str) -> str:
     """The ``provider/model`` a deployment's spec resolves to, or why it does not."""
     try:
-        return policy.route_of(client, spec).name
+        return route_of(client, spec).name
     except ModelplugError as exc:
         return f"does not resolve: {exc}"
 

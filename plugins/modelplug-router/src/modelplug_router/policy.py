@@ -119,7 +119,7 @@ class RouterPolicy:
         """For ``modelplug resolve GROUP``: each deployment's state now."""
         from .describe import describe_route
 
-        return describe_route(self, route, client)
+        return describe_route(route, client, self.store_for, self.route_of)
 
     def wrapper(self, route: Route, request: Request, client: CallContext) -> HookWrapper:
         """The body of a ``wrapper=True`` hook: a group's route gets the router's stream;
