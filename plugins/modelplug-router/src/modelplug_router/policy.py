@@ -13,6 +13,7 @@ left the last failure goes out, to the fallback chain of the group if there is o
 
 from __future__ import annotations
 
+import asyncio
 import random as _random
 import time
 import weakref
@@ -61,7 +62,7 @@ FALLBACK_KIND = "fallback"
 OUTPUT = (TextDelta, ThinkingDelta, ToolCallStart, Done)
 NEVER_HAND_OVER = frozenset({"context_overflow", "bad_request", "aborted"})
 SHORT_COOLDOWN = frozenset({"rate_limit", "overloaded", "transient"})
-PICK_TRIES = 8  # reads before least-busy takes its pick without checking it is still least
+PICK_TRIES = 64  # reads before least-busy takes its pick without checking it is still least
 
 HookWrapper = Generator[None, "AsyncIterator[Event] | None", "AsyncIterator[Event] | None"]
 
@@ -96,6 +97,9 @@ class RouterPolicy:
         self._routes: weakref.WeakKeyDictionary[CallContext, tuple[Settings, dict[str, Route]]] = (
             weakref.WeakKeyDictionary()
         )
+        self._turns: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[str, asyncio.Lock]
+        ] = weakref.WeakKeyDictionary()
 
     @hookimpl(tryfirst=True)
     def modelplug_resolve(self, spec: str, settings: Settings) -> Route | None:
@@ -222,7 +226,34 @@ class RouterPolicy:
         tried: set[int],
     ) -> tuple[int, Route, dict[str, str], int | None] | None:
         """Pick a deployment not tried yet and take its room (in flight, rpm, tpm);
-        None when none has room. A deployment whose spec does not resolve is passed."""
+        None when none has room. ``least-busy`` picks one call at a time in a process
+        (its tasks would all read the same counts at once), so only the processes race,
+        and its compare-and-add settles that."""
+        if group.strategy != "least-busy":
+            return await self.take_one(group, store, client, tokens, tried)
+        async with self.turn(group.name):
+            return await self.take_one(group, store, client, tokens, tried)
+
+    def turn(self, group: str) -> asyncio.Lock:
+        """This event loop's lock of ``group``'s picks."""
+        loop = asyncio.get_running_loop()
+        turns = self._turns.get(loop)
+        if turns is None:
+            turns = self._turns[loop] = {}
+        lock = turns.get(group)
+        if lock is None:
+            lock = turns[group] = asyncio.Lock()
+        return lock
+
+    async def take_one(
+        self,
+        group: Group,
+        store: CounterStore,
+        client: CallContext,
+        tokens: int,
+        tried: set[int],
+    ) -> tuple[int, Route, dict[str, str], int | None] | None:
+        """:meth:`take`'s work. A deployment whose spec does not resolve is passed."""
         for attempt in range(PICK_TRIES):
             states = await read_states(store, group)
             candidates = self.candidates(group, states, client, tokens, tried)
