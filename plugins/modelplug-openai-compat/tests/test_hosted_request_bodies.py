@@ -8,8 +8,11 @@ from modelplug.contract.types import (
     Message,
     Notice,
     Request,
+    TextBlock,
     ThinkingRequest,
+    ToolResultBlock,
     ToolSpec,
+    ToolUseBlock,
 )
 
 DONE = [{"choices": [{"delta": {"content": "ok"}, "finish_reason": "stop"}]}]
@@ -175,3 +178,28 @@ def test_deepseek_v4_told_not_to_think_keeps_its_sampling(compat, wire_server):
         0.4,
     )
     assert notices == []
+
+
+def test_mistral_gets_tool_call_ids_it_takes_paired_with_their_results(compat, wire_server):
+    # A conversation whose calls another provider made (Anthropic's toolu_ ids): Mistral
+    # takes 9 letters and digits, so the ids are renamed alike in call and result.
+    calls = [
+        ToolUseBlock(id="toolu_01A09q90qw90lq917835lq9", name="weather", input={"city": "Oslo"}),
+        ToolUseBlock(id="gSIMJiOkT", name="weather", input={"city": "Rome"}),
+    ]
+    results = [ToolResultBlock(tool_use_id=c.id, content="sunny") for c in calls]
+    request = Request(
+        messages=[
+            *HI,
+            Message(role="assistant", content=[TextBlock(text="Checking."), *calls]),
+            Message(role="user", content=results),
+        ],
+        tools=[TOOL],
+    )
+    body, _ = sent(compat, wire_server, "mistral", "mistral-small-latest", request)
+    sent_calls = [c["id"] for c in body["messages"][1]["tool_calls"]]
+    sent_results = [m["tool_call_id"] for m in body["messages"][2:]]
+    assert sent_calls == sent_results
+    renamed, kept = sent_calls
+    assert kept == "gSIMJiOkT"
+    assert len(renamed) == 9 and renamed.isalnum() and renamed != calls[0].id

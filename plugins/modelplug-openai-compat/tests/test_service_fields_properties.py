@@ -12,7 +12,13 @@ from modelplug import Cost, Route, Usage
 from modelplug.contract.routes import Endpoint
 from modelplug.testing import examples
 from modelplug_openai_compat.citations import citations_of
-from modelplug_openai_compat.services import LEVELS, RULES, fit_to_service, nearest_effort
+from modelplug_openai_compat.services import (
+    LEVELS,
+    RULES,
+    fit_to_service,
+    mistral_call_id,
+    nearest_effort,
+)
 from modelplug_openai_compat.usage import read_usage, server_cost
 
 SHARED = settings(max_examples=examples(300), deadline=None)
@@ -127,3 +133,13 @@ def test_fitting_a_body_never_raises_and_leaves_out_what_it_names(
         return
     for name in notice.details["fields"]:
         assert name in before and name not in body
+
+
+@SHARED
+@given(JSON)
+def test_a_mistral_call_id_is_nine_letters_or_digits_and_the_same_for_the_same_id(
+    value: Any,
+) -> None:
+    renamed = mistral_call_id(value)
+    assert len(renamed) == 9 and renamed.isascii() and renamed.isalnum()
+    assert mistral_call_id(value) == renamed == mistral_call_id(renamed)

@@ -10,13 +10,15 @@ that dialect sends: you said what it takes.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from modelplug import Notice, Route
 
-__all__ = ["REASONING_EFFORTS", "fit_to_service", "nearest_effort"]
+__all__ = ["REASONING_EFFORTS", "fit_to_service", "mistral_call_id", "nearest_effort"]
 
 # The reasoning_effort values each service's models take, by a fragment of the model id,
 # first match wins; a model that matches none takes no reasoning_effort at all.
@@ -37,6 +39,9 @@ REASONING_EFFORTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
 }
 # The order efforts are compared in, for the nearest one a model takes.
 LEVELS = ("none", "minimal", "low", "medium", "high")
+# Mistral takes tool-call ids of 9 letters and digits only (mistral-common's validator:
+# "must be a-z, A-Z, 0-9, with a length of 9"); a call another provider made is renamed.
+MISTRAL_CALL_ID = re.compile(r"[A-Za-z0-9]{9}")
 # xAI's reasoning models refuse stop (and presence/frequency penalties).
 XAI_REASONING = ("grok-3-mini", "grok-4", "grok-code")
 
@@ -68,11 +73,29 @@ def _mistral(fit: Fit) -> None:
     if fit.body.get("tool_choice") == "required":
         fit.body["tool_choice"] = "any"
     fit.rename("seed", "random_seed")
+    _mistral_call_ids(fit.body.get("messages"))
     # Mistral refuses any field it does not know (422 "extra_forbidden", as users of
     # several OpenAI clients reported for stream_options.include_usage); its last chunk
     # carries the usage unasked.
     fit.body.pop("stream_options", None)
     fit.drop("top_k", "Mistral's API has no top_k (it refuses unknown fields with a 422)")
+
+
+def _mistral_call_ids(messages: Any) -> None:
+    """Tool-call ids Mistral refuses, renamed alike in the call and in its result."""
+    for message in messages if isinstance(messages, list) else []:
+        for call in message.get("tool_calls") or []:
+            call["id"] = mistral_call_id(call.get("id"))
+        if message.get("role") == "tool":
+            message["tool_call_id"] = mistral_call_id(message.get("tool_call_id"))
+
+
+def mistral_call_id(value: Any) -> str:
+    """``value`` if Mistral takes it as a tool-call id, else 9 hex digits of its hash (the
+    same id always gives the same name, so a call and its result still pair up)."""
+    if isinstance(value, str) and MISTRAL_CALL_ID.fullmatch(value):
+        return value
+    return hashlib.sha256(str(value).encode()).hexdigest()[:9]
 
 
 def _deepseek(fit: Fit) -> None:
