@@ -48,6 +48,9 @@ import json, sys
 from modelplug import Client, ModelplugError
 
 client = Client()
+if len(sys.argv) > 2:  # started early: wait for the word (imports and settings done)
+    print("ready", flush=True)
+    sys.stdin.readline()
 out = []
 for _ in range(int(sys.argv[1])):
     try:
@@ -76,15 +79,27 @@ def environment(tmp_path: Path, east: WireServer, west: WireServer, rpm: int) ->
     return env
 
 
-def start(env: dict[str, str], calls: int, cwd: Path) -> subprocess.Popen[str]:
+def start(
+    env: dict[str, str], calls: int, cwd: Path, *, on_word: bool = False
+) -> subprocess.Popen[str]:
+    """A worker making ``calls`` calls; ``on_word``: once it says ``ready`` and is told
+    to go (:func:`go`)."""
     return subprocess.Popen(
-        [sys.executable, "-c", WORKER, str(calls)],
+        [sys.executable, "-c", WORKER, str(calls), *(["on-word"] if on_word else [])],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
         cwd=cwd,
     )
+
+
+def go(process: subprocess.Popen[str]) -> None:
+    assert process.stdout is not None and process.stdin is not None
+    assert process.stdout.readline().strip() == "ready"
+    process.stdin.write("go\n")
+    process.stdin.flush()
 
 
 def results(process: subprocess.Popen[str]) -> list[str]:
@@ -142,16 +157,19 @@ def test_a_call_in_flight_in_one_process_fills_the_deployment_for_another(
     tmp_path: Path, servers: tuple[WireServer, WireServer]
 ) -> None:
     east, west = servers
-    east.add(BODY, stall=3.0)  # the first process's call stays in flight on east
+    east.add(BODY, stall=5.0)  # the first process's call stays in flight on east
     west.add(BODY)
     env = environment(tmp_path, east, west, rpm=100)
-    holding = start(env, 1, tmp_path)
+    holding = start(env, 1, tmp_path, on_word=True)
+    other = start(env, 1, tmp_path, on_word=True)
+    go(holding)
     deadline = time.monotonic() + 60
     while not east.requests:
         if holding.poll() is not None or time.monotonic() > deadline:
             pytest.fail(f"the first call never reached east: {holding.communicate()}")
         time.sleep(0.02)
     # east (weight 100, max_parallel 1) is full: the other process's call goes west.
-    assert results(start(env, 1, tmp_path)) == ["west/m"]
+    go(other)
+    assert results(other) == ["west/m"]
     assert results(holding) == ["east/m"]
     assert len(east.requests) == 1

@@ -183,15 +183,19 @@ class RouterPolicy:
                 raise last_error or no_room(group, route)
             index, deployment_route, keys, latency = taken
             tried.add(index)
-            yield picked(group, deployment_route.name, failed)
             started = self.clock()
             first: float | None = None
-            produced = False
+            produced = announced = False
             used: int | None = None
             stream: AsyncIterator[Event] | None = None
             try:
                 stream = client.open_stream(deployment_route, request, exclude=self.exclude(client))
                 async for event in stream:
+                    if not announced:
+                        # Said once the deployment answers, so whoever shows the route
+                        # at the start (the gateway's header) names the one answering.
+                        announced = True
+                        yield picked(group, deployment_route.name, failed)
                     if isinstance(event, OUTPUT):
                         if first is None:
                             first = self.clock()
