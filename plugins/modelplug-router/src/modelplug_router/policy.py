@@ -203,7 +203,9 @@ class RouterPolicy:
                         if isinstance(event, Done):
                             usage = event.response.usage
                             used = usage.total_input + usage.output
+                            event = priced(event, deployment_route, client)
                     yield event
+                stream = None  # read to its end: nothing left to close
                 return
             except Exception as exc:
                 if produced or not hands_over(exc, deployment_route, client):
@@ -216,7 +218,7 @@ class RouterPolicy:
                     f" and cools down for {seconds:g} s"
                 )
             finally:
-                if stream is not None and hasattr(stream, "aclose"):
+                if stream is not None and hasattr(stream, "aclose"):  # left early or failed
                     await stream.aclose()
                 sample = None if first is None else (first - started) * 1000
                 await self.release(store, keys, tokens, used, latency, sample)
@@ -334,6 +336,18 @@ class RouterPolicy:
         if sample_ms is not None:
             learned.append(latency_setting(keys, latency, sample_ms))
         await store.settle(adjust, learned)
+
+
+def priced(event: Done, route: Route, client: CallContext) -> Done:
+    """The Done with its cost, priced here where the deployment's route is at hand
+    (core would resolve the answering model's name again to price it)."""
+    response = event.response
+    if response.cost is not None:
+        return event
+    cost = client.price(route, response.usage, response.price_factor)
+    if cost is None:
+        return event
+    return Done(response=response.model_copy(update={"cost": cost}))
 
 
 def picked(group: Group, name: str, failed: str | None) -> Notice:

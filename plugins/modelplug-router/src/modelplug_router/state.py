@@ -14,6 +14,7 @@ one ``reserve`` of its ``busy``, ``rpm`` and ``tpm`` counters, all or nothing.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,7 +34,7 @@ LATENCY_WEIGHT = 0.2  # the share of a new sample in the moving average
 FIELDS = ("busy", "rpm", "tpm", "latency", "cool")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # made on every call: no frozen (slower) init
 class State:
     """What a deployment is doing now, as the store says."""
 
@@ -46,15 +47,25 @@ class State:
 
 
 def keys_of(group: Group, deployment: Deployment) -> dict[str, str]:
-    """The store keys of one deployment of a group, by field."""
-    base = f"router:{group.name}:{deployment.spec}"
+    """The store keys of one deployment of a group, by field (made once: every call
+    reads them)."""
+    return _keys(group.name, deployment.spec)
+
+
+@functools.cache
+def _keys(group: str, spec: str) -> dict[str, str]:
+    base = f"router:{group}:{spec}"
     return {name: f"{base}:{name}" for name in FIELDS}
+
+
+@functools.cache
+def _group_keys(group: str, specs: tuple[str, ...]) -> list[str]:
+    return [key for spec in specs for key in _keys(group, spec).values()]
 
 
 async def read_states(store: CounterStore, group: Group) -> list[State]:
     """Every deployment's state, in the group's order, in one read."""
-    keys = [key for d in group.deployments for key in keys_of(group, d).values()]
-    found = await store.read(keys)
+    found = await store.read(_group_keys(group.name, tuple(d.spec for d in group.deployments)))
     states = []
     for index in range(len(group.deployments)):
         busy, rpm, tpm, latency, cool = found[index * 5 : index * 5 + 5]
