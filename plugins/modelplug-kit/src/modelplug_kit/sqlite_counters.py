@@ -130,6 +130,8 @@ class SqliteCounters:
     # -- CounterStore --------------------------------------------------------------
 
     async def reserve(self, charges: Sequence[Charge]) -> Outcome:
+        """Take every charge, or none and say which did not fit (one ``BEGIN IMMEDIATE``
+        transaction); in this process's memory, saying so, when the file fails."""
         if self._file_usable():
             try:
                 if all(c.kind == "countdown" for c in charges):
@@ -147,6 +149,8 @@ class SqliteCounters:
         return Outcome(outcome.refused, outcome.value, outcome.retry_in, said)
 
     async def settle(self, adjust: Sequence[Charge], learned: Sequence[Setting]) -> str | None:
+        """Add each ``adjust`` amount to its counter if it still exists, set each
+        ``learned`` one; a degradation message when the file failed, else None."""
         if not adjust and not learned:
             return None
         if self._file_usable():
@@ -172,9 +176,11 @@ class SqliteCounters:
     # -- for plain code: tests, ``modelplug limits`` and ``modelplug resolve`` -------
 
     def reserve_now(self, charges: Sequence[Charge]) -> Outcome:
+        """:meth:`reserve` for plain code (no event loop); the file's errors raise."""
         return self.db.write_now(lambda db: self._reserve(db, charges))
 
     def settle_now(self, adjust: Sequence[Charge], learned: Sequence[Setting]) -> None:
+        """:meth:`settle` for plain code (no event loop); the file's errors raise."""
         self.db.write_now(lambda db: self._settle(db, adjust, learned))
 
     def read_now(self, keys: Sequence[str]) -> list[tuple[int, float] | None]:
@@ -195,6 +201,7 @@ class SqliteCounters:
         return [None if e is None else (e[0], e[1] - now) for e in found]
 
     def live_keys(self) -> list[str]:
+        """The live counters' keys, sorted (for ``modelplug limits``)."""
         now = self.clock()
         rows = self.db.read(
             lambda db: db.execute(
