@@ -83,9 +83,9 @@ def test_alias_cycle_is_a_clear_error(make_client: Any) -> None:
 def test_unknown_provider_names_it_and_lists_installed_ones(make_client: Any) -> None:
     client: Client = make_client(FakeModel(provider="scripted"))
     with pytest.raises(UnknownProviderError) as caught:
-        client.resolve("mistral/large")
+        client.resolve("acme/large")
     message = str(caught.value)
-    assert "Unknown provider 'mistral'" in message
+    assert "Unknown provider 'acme'" in message
     assert "Installed providers: echo, scripted" in message
     assert "pip install" not in message  # no distribution of that name exists
 

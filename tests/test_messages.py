@@ -64,7 +64,7 @@ def test_a_disabled_pricing_plugin_is_not_called_missing(tmp_path: Path) -> None
 
 
 def test_an_unknown_provider_gets_no_invented_distribution(tmp_path: Path) -> None:
-    done = modelplug("resolve", "mistral/large", home=tmp_path)
+    done = modelplug("resolve", "acme/large", home=tmp_path)
     assert done.returncode == 2
     assert "pip install" not in done.stderr
     assert "[providers]" in done.stderr

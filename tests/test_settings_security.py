@@ -213,3 +213,17 @@ def test_plugin_options_without_the_project_file(modelplug_config_dir: Path) -> 
         "live_updates": False,
     }
     assert settings.plugin_options("fallback", project=False) == {}
+
+
+def test_a_section_a_plugin_declares_is_no_unknown_section(modelplug_config_dir: Path) -> None:
+    write_user(modelplug_config_dir, '[groups.fast]\ndeployments = ["echo"]\n')
+
+    class Declares:
+        modelplug_sections = ("groups",)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Client(entry_points=False)
+        Client(entry_points=False, plugins=[Declares()])
+    said = [str(w.message) for w in caught if "unknown settings section [groups]" in str(w.message)]
+    assert len(said) == 1  # from the first client only

@@ -51,6 +51,9 @@ EventCallback = Callable[["Event"], None]
 __all__ = ["EventCallback", "clean_error", "coerce_request", "dispatch", "guarded_stream"]
 
 log = logging.getLogger("modelplug")
+# Notice kinds complete() without a callback logs at INFO, not WARNING: ``route`` says
+# which deployment of a model group answers (modelplug-router), on every call.
+INFO_NOTICES = frozenset({"route"})
 # The Client.async_http key of each loop's open-stream count.
 OPEN_STREAMS = "modelplug.open-streams"
 
@@ -433,5 +436,8 @@ def dispatch(event: Event, on_event: EventCallback | None) -> Response | None:
     if on_event is not None:
         on_event(event)
     elif isinstance(event, Notice):
-        log.warning("%s", event.message)
+        # Which route answers a call (a model group's pick) is news on every call, not
+        # a warning: kept for a log that asks for INFO.
+        level = logging.INFO if event.kind in INFO_NOTICES else logging.WARNING
+        log.log(level, "%s", event.message)
     return None

@@ -48,6 +48,16 @@ KNOWN_PROVIDERS: dict[str, KnownProvider] = {
     "llamacpp": KnownProvider((_COMPAT,), "gemma-3-4b-it"),
     "vllm": KnownProvider((_COMPAT,), "Qwen/Qwen3-8B"),
     "openrouter": KnownProvider((_COMPAT,), "qwen/qwen3-coder"),
+    # Hosted OpenAI-compatible services, presets of modelplug-openai-compat.
+    "mistral": KnownProvider((_COMPAT,), "mistral-large-latest"),
+    "groq": KnownProvider((_COMPAT,), "llama-3.3-70b-versatile"),
+    "xai": KnownProvider((_COMPAT,), "grok-4.3"),
+    "deepseek": KnownProvider((_COMPAT,), "deepseek-v4-flash"),
+    "together": KnownProvider((_COMPAT,), "meta-llama/Llama-3.3-70B-Instruct-Turbo"),
+    "fireworks": KnownProvider((_COMPAT,), "accounts/fireworks/models/llama-v3p3-70b-instruct"),
+    "cerebras": KnownProvider((_COMPAT,), "gpt-oss-120b"),
+    "deepinfra": KnownProvider((_COMPAT,), "meta-llama/Llama-3.3-70B-Instruct-Turbo"),
+    "perplexity": KnownProvider((_COMPAT,), "sonar"),
     "gemini": KnownProvider(("modelplug-gemini",), "gemini-2.5-flash"),
     "vertex": KnownProvider(("modelplug-gemini",), "gemini-2.5-flash"),
 }

@@ -46,6 +46,9 @@ NOT_ASYNC_DEF = (
 # What a plugin object sets to say it is a policy of some kind (``fallback``,
 # ``limits``), so policies of one kind can find each other (find_policies).
 POLICY_ATTRIBUTE = "modelplug_policy"
+# What a plugin sets to name the settings tables it reads beyond the one of its own name
+# (modelplug-router's ``[groups]``), so the client does not warn about them.
+SECTIONS_ATTRIBUTE = "modelplug_sections"
 
 
 @dataclass

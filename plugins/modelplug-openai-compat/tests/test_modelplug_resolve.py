@@ -148,14 +148,23 @@ def test_modelplug_providers_lists_presets_and_user_providers(tmp_path):
         },
     )
     assert [p.name for p in plugin.modelplug_providers(settings)] == [
+        "cerebras",
+        "deepinfra",
+        "deepseek",
+        "fireworks",
+        "groq",
         "lab",
         "llamacpp",
         "lmstudio",
+        "mistral",
         "ollama",
         "ollama-openai",
         "openai",
         "openai-chat",
         "openrouter",
+        "perplexity",
+        "together",
+        "xai",
     ]
 
 

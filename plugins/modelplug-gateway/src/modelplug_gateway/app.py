@@ -764,9 +764,10 @@ class _Failed:
 class _Tap:
     """Passes the Client's events on and keeps the Done's Response (for usage, cost and
     the ticket) or the error's kind, and which route is answering: the one resolved,
-    or the one a fallback switched to. A structured answer cut at max_tokens inside its
-    JSON, and an answer cut inside a tool call's arguments, end as the answer they are
-    (stopped for length, no cut call in it), not as an error."""
+    or the deployment a model group picked, or the one a fallback switched to. A
+    structured answer cut at max_tokens inside its JSON, and an answer cut inside a tool
+    call's arguments, end as the answer they are (stopped for length, no cut call in
+    it), not as an error."""
 
     __slots__ = ("_events", "answering", "error", "response", "route", "texted")
 
@@ -809,7 +810,8 @@ class _Tap:
             yield Done(response=cut)
 
     def _switched(self, notice: Notice) -> None:
-        if notice.kind == "fallback":
+        # "route": a model group's pick (modelplug-router); "fallback": a switch.
+        if notice.kind == "fallback" or notice.kind == "route":
             to = notice.details.get("to")
             if isinstance(to, str) and to:
                 self.answering = to

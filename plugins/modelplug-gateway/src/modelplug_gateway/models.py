@@ -1,7 +1,7 @@
 """``GET /v1/models``: what callers may name.
 
 The ``[gateway] models`` allow-list when set. Else what the gateway can serve: the
-user's aliases and roles and default model, the ``[models."provider/model"]`` entries,
+user's aliases, roles and model groups and default model, the ``[models."provider/model"]`` entries,
 the models the local servers and the user's own providers list now (asked as ``modelplug
 models`` asks them, kept for :data:`SERVED_FOR` seconds so a client polling the list
 does not poll the servers), and the example model of each hosted provider whose key is
@@ -34,12 +34,14 @@ _SERVED: weakref.WeakKeyDictionary[GatewayApp, tuple[float, list[str]]] = (
 
 
 def model_names(gateway: GatewayApp) -> list[str]:
-    """The names the settings give: the allow-list, else aliases, roles, the default
-    model and the ``[models]`` entries that name a provider."""
+    """The names the settings give: the allow-list, else aliases, roles, model groups,
+    the default model and the ``[models]`` entries that name a provider."""
     if gateway.options.models is not None:
         return list(gateway.options.models)
     settings = gateway.client.settings
     names = list(settings.aliases) + [r for r in settings.roles if r not in settings.aliases]
+    # Model groups (modelplug-router's [groups]): one name for several deployments.
+    names += [g for g in settings.options.get("groups", {}) if g not in names]
     if settings.model and settings.model not in names:
         names.append(settings.model)
     names += [spec for spec in settings.models if "/" in spec and spec not in names]

@@ -8,7 +8,8 @@ vendors' usage shapes (``usage_from_openai`` and friends), embedding batches and
 OpenAI embeddings answer, JSON Schema translated to what an API accepts, the SQLite
 file policies share between processes (:class:`LocalDB`), the store interfaces the
 policies and the stores that hold their state share (:mod:`modelplug_kit.stores`, with
-the in-process stores of :mod:`modelplug_kit.memory_stores`), and the authors' test kit
+the in-process stores of :mod:`modelplug_kit.memory_stores` and the counters file of
+:class:`SqliteCounters`), and the authors' test kit
 (:mod:`modelplug_kit.testing`: the wire server and the conformance suite).
 
 A plugin imports the contract from ``modelplug`` and the plumbing from here; this
@@ -51,6 +52,7 @@ EXPORTS = {
     "inline_refs": "modelplug_kit.schema",
     "openai_json_schema": "modelplug_kit.schema",
     "openai_strict": "modelplug_kit.schema",
+    "SqliteCounters": "modelplug_kit.sqlite_counters",
     "SSEFramer": "modelplug_kit.sse",
     "AnyCooldownStore": "modelplug_kit.stores",
     "AsyncCooldownStore": "modelplug_kit.stores",
@@ -96,6 +98,7 @@ if TYPE_CHECKING:
     from modelplug_kit.schema import inline_refs as inline_refs
     from modelplug_kit.schema import openai_json_schema as openai_json_schema
     from modelplug_kit.schema import openai_strict as openai_strict
+    from modelplug_kit.sqlite_counters import SqliteCounters as SqliteCounters
     from modelplug_kit.sse import SSEFramer as SSEFramer
     from modelplug_kit.stores import AnyCooldownStore as AnyCooldownStore
     from modelplug_kit.stores import AsyncCooldownStore as AsyncCooldownStore

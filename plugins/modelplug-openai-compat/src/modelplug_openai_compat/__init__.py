@@ -1,8 +1,9 @@
 """modelplug-openai-compat: every provider of type ``openai-compatible``.
 
-Presets ollama, lmstudio, llamacpp, vllm, openrouter and openai, plus the user's own
-providers of this type. Only the hook implementations live here; the modules that do
-the work (and httpx2) are imported when a hook first needs them.
+Presets ollama, lmstudio, llamacpp, vllm, openrouter and openai, the hosted services
+mistral, groq, xai, deepseek, together, fireworks, cerebras, deepinfra and perplexity,
+plus the user's own providers of this type. Only the hook implementations live here; the
+modules that do the work (and httpx2) are imported when a hook first needs them.
 """
 
 from __future__ import annotations

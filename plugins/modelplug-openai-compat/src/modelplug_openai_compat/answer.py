@@ -20,10 +20,10 @@ from modelplug import (
     Usage,
     estimated_usage,
 )
-from modelplug_kit import usage_from_openai
 
 from .accumulator import Accumulator
-from .usage import rate_limit_headers, server_cost, usage_note
+from .citations import citations_of
+from .usage import rate_limit_headers, read_usage, server_cost, usage_note
 
 __all__ = ["STOP_REASONS", "finish"]
 
@@ -71,10 +71,10 @@ def finish(
     thinking = acc.thinking_block()
     if thinking is not None:
         content.append(thinking)
-    if text:
-        content.append(TextBlock(text=text))
-    content.extend(calls)
     metadata = _metadata(route, acc, headers)
+    if text:
+        content.append(TextBlock(text=text, citations=citations_of(metadata)))
+    content.extend(calls)
     if truncated:
         metadata["truncated_tool_calls"] = truncated
         events.append(_truncated_notice(truncated))
@@ -141,7 +141,7 @@ def _usage(
     calls: list[ToolUseBlock],
 ) -> Usage:
     """The server's usage (with a note when a stated rule read it), else the estimate."""
-    usage = usage_from_openai(acc.usage_raw)
+    usage = read_usage(acc.usage_raw)
     if usage is not None:
         note = usage_note(acc.usage_raw, usage)
         if note:

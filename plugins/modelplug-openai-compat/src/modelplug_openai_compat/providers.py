@@ -11,7 +11,23 @@ TYPE = "openai-compatible"
 # The servers whose Chat Completions endpoint constrains decoding to a JSON schema
 # (request.py sends it as each one takes it).
 STRUCTURED_SERVERS = frozenset(
-    {"openai", "openrouter", "vllm", "lmstudio", "ollama", "llamacpp", "litellm"}
+    {
+        "openai",
+        "openrouter",
+        "vllm",
+        "lmstudio",
+        "ollama",
+        "llamacpp",
+        "litellm",
+        # Hosted services whose docs give response_format json_schema for their models
+        # (Groq, DeepSeek and DeepInfra take it for some models only, or json_object only).
+        "mistral",
+        "xai",
+        "together",
+        "fireworks",
+        "cerebras",
+        "perplexity",
+    }
 )
 DEFAULT_CONTEXT_WINDOW = 32_768
 
@@ -38,7 +54,34 @@ PRESETS: dict[str, Preset] = {
     # ollama/...: these two names stay this plugin's.
     "openai-chat": Preset("https://api.openai.com/v1", "OPENAI_API_KEY", server="openai"),
     "ollama-openai": Preset("http://localhost:11434/v1", local=True, server="ollama"),
+    # Hosted services by name: each one's base URL and key variable as its own docs and
+    # SDK give them; its quirks (services.py, reasoning.py) go by the server name.
+    "mistral": Preset("https://api.mistral.ai/v1", "MISTRAL_API_KEY", server="mistral"),
+    "groq": Preset("https://api.groq.com/openai/v1", "GROQ_API_KEY", server="groq"),
+    "xai": Preset("https://api.x.ai/v1", "XAI_API_KEY", server="xai"),
+    "deepseek": Preset("https://api.deepseek.com", "DEEPSEEK_API_KEY", server="deepseek"),
+    "together": Preset("https://api.together.xyz/v1", "TOGETHER_API_KEY", server="together"),
+    "fireworks": Preset(
+        "https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY", server="fireworks"
+    ),
+    "cerebras": Preset("https://api.cerebras.ai/v1", "CEREBRAS_API_KEY", server="cerebras"),
+    "deepinfra": Preset(
+        "https://api.deepinfra.com/v1/openai", "DEEPINFRA_API_KEY", server="deepinfra"
+    ),
+    "perplexity": Preset("https://api.perplexity.ai", "PERPLEXITY_API_KEY", server="perplexity"),
 }
+# The hosted services among the presets (the quirks of each: services.py, reasoning.py).
+HOSTED_SERVICES = (
+    "mistral",
+    "groq",
+    "xai",
+    "deepseek",
+    "together",
+    "fireworks",
+    "cerebras",
+    "deepinfra",
+    "perplexity",
+)
 # The most inputs one POST {base}/embeddings takes, by server: OpenAI documents 2,048;
 # the local servers set no count (llama.cpp and vLLM bound the tokens of one input, not
 # the list), so a list is cut where a batch still answers in seconds. An unknown
@@ -58,7 +101,16 @@ NO_DIMENSIONS = frozenset({"llamacpp"})
 # A user's provider under a name of its own: no defaults.
 NO_PRESET = Preset(None)
 # What `server = "..."` in [providers.NAME] may say.
-SERVERS = ("llamacpp", "vllm", "ollama", "lmstudio", "litellm", "openrouter", "openai")
+SERVERS = (
+    "llamacpp",
+    "vllm",
+    "ollama",
+    "lmstudio",
+    "litellm",
+    "openrouter",
+    "openai",
+    *HOSTED_SERVICES,
+)
 
 
 def provider_names(settings: Settings) -> list[Provider]:

@@ -15,7 +15,7 @@ from modelplug import DEFAULT_BUDGET_MESSAGE, Notice, Request, Route, ThinkingRe
 
 __all__ = ["DIALECTS", "detect_dialect", "fit_thinking", "reasoning_fields"]
 
-DIALECTS = ("llamacpp", "openrouter", "openai", "anthropic", "none")
+DIALECTS = ("llamacpp", "openrouter", "openai", "anthropic", "deepseek", "groq", "none")
 _BY_SERVER = {
     "llamacpp": "llamacpp",
     "vllm": "llamacpp",  # vLLM reads chat_template_kwargs.enable_thinking too
@@ -24,6 +24,11 @@ _BY_SERVER = {
     "ollama": "openai",
     "lmstudio": "openai",
     "litellm": "openai",  # LiteLLM maps reasoning_effort to each upstream's own field
+    # DeepSeek switches thinking with {"thinking": {"type": ...}} (its thinking-mode guide).
+    "deepseek": "deepseek",
+    # Groq: reasoning_effort, plus reasoning_format "parsed" so Qwen3's thinking comes in
+    # delta.reasoning rather than as <think> text; Qwen3 takes "none" | "default" only.
+    "groq": "groq",
 }
 _EFFORT_BUDGET = {
     "minimal": 1024,
@@ -116,15 +121,27 @@ def fit_thinking(request: Request, route: Route) -> tuple[Request, Notice | None
 
 
 def reasoning_fields(
-    dialect: str, thinking: ThinkingRequest | None, server: str | None = None
+    dialect: str,
+    thinking: ThinkingRequest | None,
+    model: str = "",
+    server: str | None = None,
 ) -> dict[str, Any]:
-    """The body fields that ask for ``thinking`` in ``dialect`` (empty: ask nothing).
+    """The body fields that ask for ``thinking`` in ``dialect`` (empty: ask nothing);
+    ``model`` is the model id, for the dialects whose fields differ by model.
 
     A budget in the llama.cpp dialect goes with the message llama-server injects at the
     cut (``reasoning_budget_message``, modelplug's default; ``extra`` overrides it),
-    except to vLLM, which shares the dialect's other fields but has no such message."""
+    except to vLLM (``server``), which shares the dialect's other fields but has no such
+    message."""
     if thinking is None or dialect == "none":
         return {}
+    if dialect == "deepseek":
+        return {"thinking": {"type": "enabled" if thinking.enabled else "disabled"}}
+    if dialect == "groq" and "qwen3" in model.lower():
+        return {
+            "reasoning_effort": "default" if thinking.enabled else "none",
+            "reasoning_format": "hidden" if thinking.hide else "parsed",
+        }
     if dialect == "llamacpp":
         fields: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": thinking.enabled}}
         if thinking.enabled and thinking.budget_tokens is not None:

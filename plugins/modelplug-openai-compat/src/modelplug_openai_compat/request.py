@@ -22,6 +22,7 @@ from modelplug import (
 from modelplug_kit import dropped_sampling, openai_json_schema
 
 from .reasoning import detect_dialect, reasoning_fields
+from .services import fit_to_service
 
 __all__ = ["build_body", "to_wire_messages", "unsent_sampling"]
 
@@ -171,6 +172,18 @@ REPEAT_PENALTY: dict[str, str | None] = {
     "openrouter": "repetition_penalty",
     "openai": None,
     "ollama": None,
+    # Hosted services by name (see .services): the three that document llama.cpp's
+    # penalty take it as repetition_penalty; the others have no such field (Mistral
+    # refuses unknown fields with a 422).
+    "together": "repetition_penalty",
+    "fireworks": "repetition_penalty",
+    "deepinfra": "repetition_penalty",
+    "mistral": None,
+    "groq": None,
+    "xai": None,
+    "deepseek": None,
+    "cerebras": None,
+    "perplexity": None,
 }
 
 
@@ -186,8 +199,12 @@ def unsent_sampling(request: Request, route: Route) -> Notice | None:
     )
 
 
-def build_body(request: Request, route: Route) -> dict[str, Any]:
-    """The JSON body of POST <base>/chat/completions."""
+def build_body(
+    request: Request, route: Route, notices: list[Notice] | None = None
+) -> dict[str, Any]:
+    """The JSON body of POST <base>/chat/completions; a hosted service's own rules
+    (:mod:`.services`) applied, and the Notice of what they left out appended to
+    ``notices``."""
     body: dict[str, Any] = {
         "model": route.model,
         "messages": to_wire_messages(request, route),
@@ -224,9 +241,16 @@ def build_body(request: Request, route: Route) -> dict[str, Any]:
     repeat = REPEAT_PENALTY.get(route.endpoint.server or "", "repeat_penalty")
     if request.repeat_penalty is not None and repeat is not None:
         body[repeat] = request.repeat_penalty
-    body.update(reasoning_fields(detect_dialect(route), request.thinking, route.endpoint.server))
+    body.update(
+        reasoning_fields(
+            detect_dialect(route), request.thinking, route.model, route.endpoint.server
+        )
+    )
     if request.output_schema is not None:
         body.update(_structured_output(request, route))
+    left_out = fit_to_service(body, route)
+    if left_out is not None and notices is not None:
+        notices.append(left_out)
     body.update(request.extra)
     _refuse_choices(body.get("n"))
     return body

@@ -24,7 +24,7 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from modelplug import Event, ModelError, Request, Route, TextDelta, redact
+from modelplug import Event, ModelError, Notice, Request, Route, TextDelta, redact
 from modelplug_kit import SSEFramer
 
 from .accumulator import KNOWN_FIELDS, Accumulator
@@ -136,7 +136,10 @@ async def stream_chat(
     unsent = unsent_sampling(request, route)
     if unsent is not None:
         yield unsent
-    payload = json.dumps(build_body(request, route), ensure_ascii=False).encode()
+    notices: list[Notice] = []
+    payload = json.dumps(build_body(request, route, notices), ensure_ascii=False).encode()
+    for notice in notices:
+        yield notice
     headers = request_headers(route, key, client.settings)
     mode = route.info.text_tool_calls or "whole"
     held = client.held_text(request.tools, mode) if request.tools and mode != "off" else None

@@ -1,0 +1,106 @@
+"""Each deployment's state, kept in a counter store every process shares.
+
+Five counters a deployment, in the kit's :class:`~modelplug_kit.CounterStore` (the
+SQLite file on one machine, Redis for several), so four gateway workers balance as one:
+
+- ``busy``: calls in flight (taken at the start, given back at the end);
+- ``rpm`` and ``tpm``: requests and estimated tokens in the current minute's window;
+- ``latency``: the moving average of the time to the first event, in milliseconds;
+- ``cool``: present while the deployment cools down after a failure.
+
+Picking reads all of them in one ``read`` (one round trip), and taking a deployment is
+one ``reserve`` of its ``busy``, ``rpm`` and ``tpm`` counters, all or nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from modelplug_kit import Charge, Setting
+
+if TYPE_CHECKING:
+    from modelplug_kit import CounterStore
+
+    from .groups import Deployment, Group
+
+__all__ = ["State", "busy_charge", "keys_of", "read_states"]
+
+WINDOW = 60.0  # seconds of an rpm/tpm window
+BUSY_TTL = 900.0  # an in-flight count untouched this long was left by a process that died
+LATENCY_TTL = 3600.0  # an average this old says nothing about the deployment now
+LATENCY_WEIGHT = 0.2  # the share of a new sample in the moving average
+FIELDS = ("busy", "rpm", "tpm", "latency", "cool")
+
+
+@dataclass(slots=True)  # made on every call: no frozen (slower) init
+class State:
+    """What a deployment is doing now, as the store says."""
+
+    busy: int = 0
+    rpm: int = 0
+    tpm: int = 0
+    latency_ms: int | None = None
+    cooling: float = 0.0  # seconds left; 0: free
+    window_left: float = 0.0  # seconds until the fuller of its rpm/tpm windows ends
+
+
+def keys_of(group: Group, deployment: Deployment) -> dict[str, str]:
+    """The store keys of one deployment of a group, by field (made once: every call
+    reads them)."""
+    return _keys(group.name, deployment.spec)
+
+
+@functools.cache
+def _keys(group: str, spec: str) -> dict[str, str]:
+    base = f"router:{group}:{spec}"
+    return {name: f"{base}:{name}" for name in FIELDS}
+
+
+@functools.cache
+def _group_keys(group: str, specs: tuple[str, ...]) -> list[str]:
+    return [key for spec in specs for key in _keys(group, spec).values()]
+
+
+async def read_states(store: CounterStore, group: Group) -> list[State]:
+    """Every deployment's state, in the group's order, in one read."""
+    found = await store.read(_group_keys(group.name, tuple(d.spec for d in group.deployments)))
+    states = []
+    for index in range(len(group.deployments)):
+        busy, rpm, tpm, latency, cool = found[index * 5 : index * 5 + 5]
+        states.append(
+            State(
+                busy=busy[0] if busy else 0,
+                rpm=rpm[0] if rpm else 0,
+                tpm=tpm[0] if tpm else 0,
+                latency_ms=latency[0] if latency else None,
+                cooling=cool[1] if cool else 0.0,
+                window_left=max(rpm[1] if rpm else 0.0, tpm[1] if tpm else 0.0),
+            )
+        )
+    return states
+
+
+def busy_charge(keys: dict[str, str], limit: int | None) -> Charge:
+    """One call more in flight (refused when that would pass ``limit``)."""
+    return Charge(key=keys["busy"], amount=1, limit=limit, ttl=BUSY_TTL, refresh=True)
+
+
+def window_charges(keys: dict[str, str], deployment: Deployment, tokens: int) -> list[Charge]:
+    """One request and ``tokens`` in the deployment's minute windows."""
+    return [
+        Charge(key=keys["rpm"], amount=1, limit=deployment.rpm, ttl=WINDOW),
+        Charge(key=keys["tpm"], amount=tokens, limit=deployment.tpm, ttl=WINDOW),
+    ]
+
+
+def latency_setting(keys: dict[str, str], before: int | None, sample_ms: float) -> Setting:
+    """The moving average with one more sample (the sample itself when none was kept)."""
+    value = sample_ms if before is None else before + LATENCY_WEIGHT * (sample_ms - before)
+    return Setting(key=keys["latency"], value=round(value), ttl=LATENCY_TTL, room=False)
+
+
+def cooldown_setting(keys: dict[str, str], seconds: float) -> Setting:
+    """The deployment skipped for ``seconds``."""
+    return Setting(key=keys["cool"], value=1, ttl=seconds, room=False)
