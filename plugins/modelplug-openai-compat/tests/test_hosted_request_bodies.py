@@ -203,3 +203,32 @@ def test_mistral_gets_tool_call_ids_it_takes_paired_with_their_results(compat, w
     renamed, kept = sent_calls
     assert kept == "gSIMJiOkT"
     assert len(renamed) == 9 and renamed.isalnum() and renamed != calls[0].id
+
+
+@pytest.mark.parametrize(
+    ("service", "field"),
+    [
+        ("together", "repetition_penalty"),
+        ("fireworks", "repetition_penalty"),
+        ("deepinfra", "repetition_penalty"),
+        ("mistral", None),
+        ("groq", None),
+        ("xai", None),
+        ("deepseek", None),
+        ("cerebras", None),
+        ("perplexity", None),
+    ],
+)
+def test_repeat_penalty_goes_by_the_services_name_or_is_named_as_left_out(
+    compat, wire_server, service, field
+):
+    request = Request(messages=HI, repeat_penalty=1.1, frequency_penalty=0.2)
+    body, notices = sent(compat, wire_server, service, "m", request)
+    assert "repeat_penalty" not in body
+    if field is not None:
+        assert body[field] == 1.1
+        assert not [n for n in notices if n.kind == "sampling_unsupported"]
+    else:
+        assert "repetition_penalty" not in body
+        (notice,) = [n for n in notices if n.kind == "sampling_unsupported"]
+        assert "repeat_penalty" in notice.message
