@@ -7,6 +7,7 @@ redis-server.
         [--servers uvicorn,granian] [--litellm PATH] [--portkey PATH] [--pin auto|on|off]
     python bench/gateway.py --modes auth,flood [--seconds 3] [--rounds 3]
         [--flood-shapes bursts,even] [--flood-targets keys,relay]
+    python bench/gateway.py --modes shapes [--seconds 5] [--rounds 3] [--warm 2000]
 
 The peers are never project dependencies and are found where docs/contributing.md
 installs them (skipped, saying so, when absent): LiteLLM's ``litellm`` command in
@@ -65,7 +66,15 @@ cores with the gateway and with the valid calls' own client, upstream and Redis,
 where the scheduler puts each wake-up moves the result more than the gateway's work
 does (see docs/performance.md for both).
 
-Both modes also measure a bare relay, the floor (``RELAY``): an ASGI app on uvicorn
+``shapes`` measures, in one run, what ``/v1/responses`` adds beside what
+``/v1/chat/completions`` adds: the gateway on the first of ``--servers`` in front of the
+same Chat Completions upstream, each path's added latency (the gateway minus the
+upstream alone, measured just before it) at 100 requests/s, plain and streamed, p50 and
+p99, and the gateway's CPU per call; ``--rounds`` rounds, the two paths' order swapped
+each round, medians over the rounds. Printed: both, their ratio, and issue 46's goal
+(``/v1/responses`` adds no more than ``/v1/chat/completions``) met or MISSED.
+
+``compare`` and ``flood`` also measure a bare relay, the floor (``RELAY``): an ASGI app on uvicorn
 with the gateway's settings that parses nothing, relays the upstream's bytes and
 refuses a wrong key with a fixed 401. ``compare`` gives it a column (the first);
 ``flood`` floods it the same way after the gateway. What it adds is what the machine and
@@ -330,15 +339,20 @@ def stop(process: subprocess.Popen[Any]) -> None:
             pass
 
 
-def body(stream: bool, text: str = "hi") -> dict[str, object]:
+def body(stream: bool, text: str = "hi", responses: bool = False) -> dict[str, object]:
+    """A call's body: Chat Completions, or the Responses API's (``responses``)."""
+    if responses:
+        return {"model": "up/m", "input": text, "stream": stream}
     return {"model": "up/m", "messages": [{"role": "user", "content": text}], "stream": stream}
 
 
 async def one(client: object, url: str, stream: bool, text: str = "hi") -> tuple[float, float]:
-    """(seconds to the last byte, seconds to the first body byte)."""
+    """(seconds to the last byte, seconds to the first body byte); a URL of the
+    Responses API gets its body."""
     started = time.perf_counter()
     first = 0.0
-    async with client.stream("POST", url, json=body(stream, text)) as answer:  # type: ignore[attr-defined]
+    sent = body(stream, text, responses=url.endswith(RESPONSES))
+    async with client.stream("POST", url, json=sent) as answer:  # type: ignore[attr-defined]
         if answer.status_code != 200:
             said = (await answer.aread())[:500].decode(errors="replace")
             raise RuntimeError(f"{url}: {answer.status_code} {said}")
@@ -833,6 +847,7 @@ def key_flood(
 
 
 CHAT = "/v1/chat/completions"
+RESPONSES = "/v1/responses"
 HERE = Path(__file__).resolve().parent
 LITELLM = HERE / ".peers" / "bin" / "litellm"
 # Portkey's open-source gateway as its npm package ships it (the version the docs' figures
@@ -1090,6 +1105,61 @@ def compare(args: argparse.Namespace, work: Path, upstream_url: str) -> None:
     print(json.dumps({"compare": rows, "upstream_rps": direct_rps}))
 
 
+def shape_overhead(args: argparse.Namespace, work: Path, upstream_url: str) -> None:
+    """The ``shapes`` mode: what /v1/responses adds beside /v1/chat/completions, one
+    gateway, the same upstream, the same run (see the module docstring)."""
+    server = args.servers[0]
+    port = free_port()
+    process = open_gateway(work, upstream_url, port, server)
+    paths = {"chat": CHAT, "responses": RESPONSES}
+    taken: dict[str, dict[str, list[float]]] = {name: {} for name in paths}
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_up(url + "/health", timeout=180)
+        for path in paths.values():
+            asyncio.run(many(url + path, args.warm))
+        for round_ in range(args.rounds):
+            order = list(paths) if round_ % 2 == 0 else list(reversed(paths))
+            for stream in (False, True):
+                label = "stream" if stream else "plain"
+                for name in order:
+                    direct = asyncio.run(fixed_rate(upstream_url + CHAT, stream, args.seconds))
+                    used = family_cpu_seconds(process.pid)
+                    got = asyncio.run(fixed_rate(url + paths[name], stream, args.seconds))
+                    used = family_cpu_seconds(process.pid) - used
+                    base = [r[0] for r in direct]
+                    total = [r[0] for r in got]
+                    figures = {
+                        f"{label} added p50 ms": (pct(total, 0.5) - pct(base, 0.5)) * 1000,
+                        f"{label} added p99 ms": (pct(total, 0.99) - pct(base, 0.99)) * 1000,
+                        f"{label} CPU us/call": used / (len(got) + WARM_CALLS) * 1e6,
+                    }
+                    for key, value in figures.items():
+                        taken[name].setdefault(key, []).append(value)
+            print(f"  round {round_ + 1} of {args.rounds} measured", flush=True)
+    finally:
+        stop(process)
+    rows = {name: {k: statistics.median(v) for k, v in taken[name].items()} for name in paths}
+    print(
+        f"gateway on {server}, medians of {args.rounds} rounds at 100 req/s, each path minus "
+        "the upstream alone measured just before it; CPU: the gateway's user + system time "
+        "per call"
+    )
+    print(f"{'':26}{'chat':>12}{'responses':>12}{'ratio':>10}")
+    for key in rows["chat"]:
+        chat, responses = rows["chat"][key], rows["responses"][key]
+        ratio = f"{responses / chat:10.2f}" if chat > 0 else f"{'-':>10}"
+        print(f"{key:26}{chat:12.3f}{responses:12.3f}{ratio}")
+    for key in ("plain added p50 ms", "stream added p50 ms", "stream CPU us/call"):
+        chat, responses = rows["chat"][key], rows["responses"][key]
+        met = responses <= chat
+        print(
+            f"/v1/responses {key} {responses:.3f} vs /v1/chat/completions {chat:.3f} (goal: no "
+            f"more): {'met' if met else 'MISSED'}"
+        )
+    print(json.dumps({"shapes": rows}))
+
+
 def open_gateway(
     work: Path, upstream_url: str, port: int, server: str = "uvicorn"
 ) -> subprocess.Popen[bytes]:
@@ -1152,7 +1222,8 @@ def main() -> None:
         "--modes",
         default="compare",
         help="comma-separated: compare (against LiteLLM and Portkey), auth (virtual keys and "
-        "limits on Redis against no auth), flood (valid calls under a wrong-key flood)",
+        "limits on Redis against no auth), flood (valid calls under a wrong-key flood), "
+        "shapes (/v1/responses beside /v1/chat/completions)",
     )
     parser.add_argument("--flood-rate", type=float, default=1000.0)
     parser.add_argument(
@@ -1186,7 +1257,7 @@ def main() -> None:
     if not args.servers:
         parser.error("no server to measure the gateway on")
     modes = set(args.modes.split(","))
-    if unknown := modes - {"compare", "auth", "flood"}:
+    if unknown := modes - {"compare", "auth", "flood", "shapes"}:
         parser.error(f"unknown modes: {', '.join(sorted(unknown))}")
     if unknown := set(args.flood_shapes.split(",")) - {"bursts", "even"}:
         parser.error(f"unknown flood shapes: {', '.join(sorted(unknown))} (bursts, even)")
@@ -1207,6 +1278,8 @@ def main() -> None:
         wait_up(upstream_url + "/")
         if "compare" in modes:
             compare(args, work, upstream_url)
+        if "shapes" in modes:
+            shape_overhead(args, work, upstream_url)
         if modes & {"auth", "flood"}:
             redis = RedisServer(work)
             keys = KeysGateways(work, upstream_url, redis.url)

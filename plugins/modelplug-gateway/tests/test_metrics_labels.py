@@ -99,15 +99,15 @@ def test_unserved_paths_are_counted_by_method_and_a_bounded_path(
     with serve(app) as url:
         for n in range(PATH_LIMIT + 10):  # a scanner's paths: more than are named
             httpx2.get(f"{url}/scan/{n}")
-        httpx2.post(url + "/v1/responses", json={"model": "echo", "input": "hi"})
-        httpx2.post(url + "/v1/responses", json={"model": "echo", "input": "again"})
+        httpx2.post(url + "/v1/completions", json={"model": "echo", "prompt": "hi"})
+        httpx2.post(url + "/v1/completions", json={"model": "echo", "prompt": "again"})
         httpx2.head(url + "/api/tags")  # (HEAD / is served: the probe)
         httpx2.get(url + "/v1/chat/completions")
         httpx2.get(url + "/v1/models")
         text = httpx2.get(url + "/metrics").text
     unserved = [line for line in text.splitlines() if line.startswith("modelplug_gateway_unserved")]
     # The API paths are named even after a scan filled the other names.
-    assert 'modelplug_gateway_unserved_requests_total{method="POST",path="/v1/responses"} 2' in (
+    assert 'modelplug_gateway_unserved_requests_total{method="POST",path="/v1/completions"} 2' in (
         unserved
     )
     assert 'modelplug_gateway_unserved_requests_total{method="HEAD",path="/api/tags"} 1' in unserved

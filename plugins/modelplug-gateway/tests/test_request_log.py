@@ -175,7 +175,7 @@ def test_every_request_has_its_line_unserved_paths_and_the_model_list_too(
     hello = [{"role": "user", "content": "hi"}]
     with serve(make_gateway(FakeModel([upstream_failed]))) as url:
         statuses = [
-            httpx2.post(url + "/v1/responses?trace=1", json={"model": "echo", "input": "hi"}),
+            httpx2.post(url + "/v1/completions?trace=1", json={"model": "echo", "prompt": "hi"}),
             httpx2.head(url + "/api/tags"),
             httpx2.get(url + "/v1/models"),
             httpx2.get(url + "/v1/chat/completions"),
@@ -186,7 +186,7 @@ def test_every_request_has_its_line_unserved_paths_and_the_model_list_too(
     assert [r.status_code for r in statuses] == [404, 404, 200, 405, 502, 200, 200]
     lines = [json.loads(r.getMessage()) for r in caplog.records if r.name.endswith("requests")]
     assert [(x["method"], x["path"], x["status"], x["route"]) for x in lines] == [
-        ("POST", "/v1/responses", 404, None),
+        ("POST", "/v1/completions", 404, None),
         ("HEAD", "/api/tags", 404, None),
         ("GET", "/v1/models", 200, None),
         ("GET", "/v1/chat/completions", 405, None),

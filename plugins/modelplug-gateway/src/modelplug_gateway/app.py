@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -61,6 +62,10 @@ _ROOT = json.dumps({"name": "modelplug-gateway", "status": "ok"}).encode()
 MAX_ERROR_BODIES = 256
 LOGGER = logging.getLogger("modelplug.gateway")
 _NO_HEADERS: dict[str, str] = {}
+_HEADER_SAFE = re.compile(r"[A-Za-z0-9_.:/@+-]{1,100}")
+_UNSHOWN = "(a name not shown)"
+# Paths of stored responses, which the gateway does not keep.
+_STORED_RESPONSES = ("/v1/responses/", "/responses/")
 
 
 class Gateway:
@@ -93,12 +98,16 @@ class Gateway:
             ("POST", "/v1/chat/completions"): self._chat,
             ("POST", "/chat/completions"): self._chat,
             ("POST", "/v1/messages"): self._messages,
+            ("POST", "/v1/responses"): self._responses,
+            ("POST", "/responses"): self._responses,
             ("POST", "/v1/embeddings"): self._embeddings,
             ("POST", "/embeddings"): self._embeddings,
             ("GET", "/v1/models"): self._models,
             ("GET", "/models"): self._models,
             ("GET", "/"): self._root,
             ("HEAD", "/"): self._root,
+            # Claude Code 2.1.328 probes here (recorded in tests/recorded/).
+            ("HEAD", "/api/hello"): self._root,
             ("GET", "/health"): self._health,
             ("GET", "/ready"): self._ready,
             ("GET", "/metrics"): self._metrics,
@@ -120,6 +129,9 @@ class Gateway:
         if kind == "http":
             handler = self._routes.get((scope["method"], scope["path"]))
             if handler is None:
+                if scope["path"].startswith(_STORED_RESPONSES) and "responses" in self.shapes:
+                    await self._stored_response(scope, send)
+                    return
                 await self._not_routed(scope, send)
                 return
             await handler(scope, receive, send)
@@ -168,9 +180,39 @@ class Gateway:
             overhead_ms=None,
         )
 
+    async def _stored_response(self, scope: Scope, send: Send) -> None:
+        """``GET /v1/responses/{id}`` (and its ``cancel``, ``input_items``, ``DELETE``):
+        404 in the Responses shape, saying why, counted and logged as unserved."""
+        started = time.perf_counter()
+        await self.send_error(
+            send,
+            self.shapes["responses"],
+            404,
+            "the gateway keeps no responses (store is accepted and nothing is stored): "
+            f"{scope['method']} {scope['path']} cannot be served; send the whole "
+            "conversation in each request's input",
+            "not_found_error",
+        )
+        took = time.perf_counter() - started
+        self.metrics.unserved(scope["method"], scope["path"])
+        self.metrics.request("unserved", 404, took)
+        log_request(
+            method=scope["method"],
+            path=scope["path"],
+            status=404,
+            key_name=None,
+            route=None,
+            usage=None,
+            cost=None,
+            latency_ms=took * 1000,
+            overhead_ms=None,
+        )
+
     def _shape_for(self, path: str) -> Shape:
         if path.startswith("/v1/messages") and "anthropic" in self.shapes:
             return self.shapes["anthropic"]
+        if path.startswith(("/v1/responses", "/responses")) and "responses" in self.shapes:
+            return self.shapes["responses"]
         return self.shapes["openai"]
 
     async def send_json(
@@ -319,6 +361,15 @@ class Gateway:
             return
         await self._call(scope, receive, send, shape, "messages")
 
+    async def _responses(self, scope: Scope, receive: Receive, send: Send) -> None:
+        shape = self.shapes.get("responses")
+        if shape is None:
+            await self.send_error(
+                send, self.shapes["openai"], 404, "the Responses shape is not installed"
+            )
+            return
+        await self._call(scope, receive, send, shape, "responses")
+
     async def _call(
         self, scope: Scope, receive: Receive, send: Send, shape: Shape, endpoint: str
     ) -> None:
@@ -347,6 +398,8 @@ class Gateway:
                 if shape.name == "anthropic":
                     parsed = mark_replay_target(parsed, self.client)
                     parsed.betas = _betas(scope["headers"])
+                elif shape.name == "responses":
+                    parsed = mark_replay_target(parsed, self.client, parsed.own_types)
                 if self.allowed is not None and parsed.model not in self.allowed:
                     raise ShapeError(
                         f"model {parsed.model!r} is not served here (see GET /v1/models)",
@@ -444,7 +497,7 @@ class Gateway:
         finally:
             watch.stop()
         answered = time.perf_counter()
-        body = shape.response(response, parsed.model)
+        body = shape.response(response, parsed.model, parsed)
         headers = self._answer_headers(response)
         if dropped:
             headers.append(_dropped_header(dropped))
@@ -636,8 +689,8 @@ class Gateway:
 
     async def _root(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The gateway's name, for the connectivity probes clients send before their
-        first call (Claude Code's ``HEAD /``): no key asked, nothing revealed, nothing
-        logged or counted, like /health."""
+        first call (Claude Code's ``HEAD /``, and ``HEAD /api/hello`` since 2.1.328): no
+        key asked, nothing revealed, nothing logged or counted, like /health."""
         if scope["method"] == "HEAD":
             head = _json_head(_ROOT, None)
             await send({"type": "http.response.start", "status": 200, "headers": head})
@@ -821,7 +874,11 @@ def _betas(headers: list[tuple[bytes, bytes]]) -> tuple[str, ...]:
 
 
 def _dropped_header(dropped: tuple[str, ...]) -> tuple[bytes, bytes]:
-    return (b"x-modelplug-dropped", ", ".join(dropped).encode())
+    # The names are the caller's (field names, item types): one that could not go in a
+    # header as it is (a control character, a comma, non-ASCII) is not echoed, so
+    # nobody can write a header line of their own through it.
+    shown = [name if _HEADER_SAFE.fullmatch(name) else _UNSHOWN for name in dropped]
+    return (b"x-modelplug-dropped", ", ".join(dict.fromkeys(shown)).encode())
 
 
 def _retry_after(seconds: float) -> tuple[bytes, bytes]:
@@ -839,8 +896,9 @@ def _too_large(limit: int) -> ShapeError:
 def default_shapes() -> dict[str, Shape]:
     """The OpenAI shape, and the Anthropic one when its module is present."""
     from .shapes.openai_chat import SHAPE
+    from .shapes.responses import SHAPE as RESPONSES
 
-    shapes: dict[str, Shape] = {"openai": SHAPE}
+    shapes: dict[str, Shape] = {"openai": SHAPE, "responses": RESPONSES}
     try:
         from .shapes import anthropic_messages
     except ModuleNotFoundError as exc:

@@ -27,10 +27,13 @@ __all__ = ["ANTHROPIC_TYPES", "mark_replay_target"]
 ANTHROPIC_TYPES = frozenset({"anthropic"})
 
 
-def mark_replay_target(parsed: Parsed, client: Client) -> Parsed:
-    """``parsed`` with its replayed assistant messages marked with the Anthropic route
-    its model name resolves to; unchanged (the same object) when there is nothing to
-    do, which is every request without thinking sent back."""
+def mark_replay_target(
+    parsed: Parsed, client: Client, types: frozenset[str] = ANTHROPIC_TYPES
+) -> Parsed:
+    """``parsed`` with its replayed assistant messages marked with the route of one of
+    ``types`` (the caller's API's own: Anthropic's for the Messages shape, the Responses
+    API's for that shape) its model name resolves to; unchanged (the same object) when
+    there is nothing to do, which is every request without reasoning sent back."""
     from modelplug import OpaqueBlock, ThinkingBlock
 
     messages = parsed.request.messages
@@ -46,7 +49,7 @@ def mark_replay_target(parsed: Parsed, client: Client) -> Parsed:
         route = client.resolve(parsed.model)
     except Exception:  # the call itself reports a name that does not resolve
         return parsed
-    if route.endpoint.type not in ANTHROPIC_TYPES or route.name == parsed.model:
+    if route.endpoint.type not in types or route.name == parsed.model:
         return parsed
     updated = list(messages)
     for i in marked:

@@ -18,8 +18,14 @@ headers included), so each call gets what its upstream can take:
   which must come first), else at the end of the last user message before it, else as
   a user message of its own.
 
+A Responses client (:mod:`.shapes.responses_request`) is treated the same way, its own
+upstream type being ``openai-responses``: there the caller's tools, input and unknown
+fields go as sent. Elsewhere what the Request could not carry is named
+(``Parsed.unserved``), and so are two things left out for that route alone: web search
+on a provider that runs none, and reasoning items another model wrote.
+
 A request with none of these (nearly every call) is returned as it is, at the cost of
-three truth tests.
+a few truth tests.
 """
 
 from __future__ import annotations
@@ -33,17 +39,22 @@ if TYPE_CHECKING:
 
     from .shapes.base import Parsed
 
-__all__ = ["fit_to_route", "marked_system_text"]
+__all__ = ["SEARCH_TYPES", "fit_to_route", "marked_system_text"]
+
+SEARCH_TYPES = frozenset({"anthropic", "gemini", "openai-responses"})
+"""The provider types whose plugins run a web search the request asks for."""
 
 
 def fit_to_route(parsed: Parsed, route: Route) -> tuple[Request, tuple[str, ...]]:
     """The request to send ``route``, and the names of the fields left out for it
     (sorted; empty when nothing was)."""
     request = parsed.request
+    if parsed.name_all_drops:
+        return _fit_naming_drops(parsed, route)
     if not parsed.passthrough and not parsed.system_notes and not parsed.betas:
         return request, ()
     update: dict[str, Any] = {}
-    if route.endpoint.type in ANTHROPIC_TYPES:
+    if route.endpoint.type in parsed.own_types:
         if parsed.passthrough or parsed.betas:
             extra = {**request.extra, **parsed.passthrough}
             if parsed.betas:
@@ -57,6 +68,49 @@ def fit_to_route(parsed: Parsed, route: Route) -> tuple[Request, tuple[str, ...]
         update["messages"] = _folded(request.messages, parsed.system_notes)
     fitted = request.model_copy(update=update) if update else request
     return fitted, tuple(sorted(parsed.passthrough))
+
+
+def _fit_naming_drops(parsed: Parsed, route: Route) -> tuple[Request, tuple[str, ...]]:
+    """:func:`fit_to_route` for a shape that names everything left out."""
+    request = parsed.request
+    kind = route.endpoint.type
+    own = kind in parsed.own_types
+    dropped = set() if own else set(parsed.unserved)
+    update: dict[str, Any] = {}
+    notes = parsed.system_notes
+    if own and parsed.passthrough:
+        update["extra"] = {**request.extra, **parsed.passthrough}
+        if "input" in parsed.passthrough:
+            # The caller's items go as sent, its system and developer messages among
+            # them: the instructions are only the request's own, nothing is folded in.
+            update["system"] = parsed.echo.get("instructions")
+            notes = ()
+    if request.server_tools and kind not in SEARCH_TYPES:
+        dropped.add("tools.web_search")
+        update["server_tools"] = []
+    if _foreign_reasoning(request.messages, route.name):
+        dropped.add("input.reasoning")
+    if notes:
+        if kind in ANTHROPIC_TYPES:
+            texts = [request.system or "", *(text for _, text in notes)]
+            update["system"] = "\n\n".join(t for t in texts if t)
+        else:
+            update["messages"] = _folded(request.messages, notes)
+    fitted = request.model_copy(update=update) if update else request
+    return fitted, tuple(sorted(dropped))
+
+
+def _foreign_reasoning(messages: list[Message], target: str) -> bool:
+    """Whether any reasoning block in ``messages`` was written by another model than
+    ``target``: the replay rule leaves it out of the call."""
+    from modelplug import OpaqueBlock, ThinkingBlock, is_replayable
+
+    return any(
+        isinstance(block, ThinkingBlock | OpaqueBlock) and not is_replayable(block, message, target)
+        for message in messages
+        if message.role == "assistant"
+        for block in message.content
+    )
 
 
 def marked_system_text(text: str) -> str:

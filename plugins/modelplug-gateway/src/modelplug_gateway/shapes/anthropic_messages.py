@@ -31,7 +31,9 @@ class AnthropicMessages:
     def parse(self, body: dict[str, Any]) -> Parsed:
         return parse_request(body)
 
-    def response(self, response: Response, model: str) -> dict[str, Any]:
+    def response(
+        self, response: Response, model: str, parsed: Parsed | None = None
+    ) -> dict[str, Any]:
         return message_json(response, model)
 
     def stream(

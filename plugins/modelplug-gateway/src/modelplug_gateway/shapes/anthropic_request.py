@@ -9,7 +9,8 @@ than dropped; ``metadata`` and ``service_tier`` are read and have no effect.
 A top-level field this module does not know (a beta feature such as Claude Code's
 ``context_management``, or one the API adds tomorrow) is kept as sent in
 ``Parsed.passthrough``, and a ``role: "system"`` message inside the conversation (Claude
-Code sends them) in ``Parsed.system_notes``: what becomes of them depends on the
+Code sends them, with the turn's ``output_config`` of its per-turn control beta, read as
+the body's own) in ``Parsed.system_notes``: what becomes of them depends on the
 upstream the model resolves to (:mod:`modelplug_gateway.upstream_fit`).
 
 Thinking and redacted thinking blocks the client sends back keep the block exactly as
@@ -107,6 +108,9 @@ class _Reader:
         self.model = model
         self.cache = False
         self.notes: list[tuple[int, str]] = []  # system messages inside the conversation
+        # The last system message's output_config (Claude Code's per-turn control beta
+        # sends the turn's effort there): it outranks the body's, being the later word.
+        self.turn_config: tuple[Any, str] | None = None
 
     def _cache_mark(self, block: dict[str, Any], param: str) -> None:
         mark = block.get("cache_control")
@@ -222,9 +226,14 @@ class _Reader:
         for i, message in enumerate(items):
             where = f"messages.{i}"
             message = _obj(message, where)
-            _extra(message, ("role", "content"), where)
             role = message.get("role")
+            allowed = (
+                ("role", "content", "output_config") if role == "system" else ("role", "content")
+            )
+            _extra(message, allowed, where)
             if role == "system":
+                if message.get("output_config") is not None:
+                    self.turn_config = (message["output_config"], f"{where}.output_config")
                 text = self.system(message.get("content"), f"{where}.content")
                 if text:
                     self.notes.append((len(out), text))
@@ -292,7 +301,13 @@ class _Reader:
                 continue
             if kind != "custom":
                 raise _refuse(f"{where}.type", f"tools of type {kind!r} are not supported")
-            _extra(tool, ("type", "name", "description", "input_schema", "cache_control"), where)
+            # defer_loading (the tool search beta: the definition is loaded when searched
+            # for) is a hint the gateway need not act on: the tool is always offered.
+            _extra(
+                tool,
+                ("type", "name", "description", "input_schema", "cache_control", "defer_loading"),
+                where,
+            )
             tools.append(
                 {
                     "name": _str(tool.get("name"), f"{where}.name", empty=False),
@@ -338,22 +353,22 @@ def _thinking(value: Any) -> dict[str, Any]:
     return out
 
 
-def _output_config(value: Any, fields: dict[str, Any]) -> None:
-    config = _obj(value, "output_config")
-    _extra(config, ("effort", "format"), "output_config")
+def _output_config(value: Any, fields: dict[str, Any], where: str = "output_config") -> None:
+    config = _obj(value, where)
+    _extra(config, ("effort", "format"), where)
     effort = config.get("effort")
     if effort is not None:
         if effort not in _EFFORTS:
-            raise _refuse("output_config.effort", f"Input should be one of {', '.join(_EFFORTS)}")
+            raise _refuse(f"{where}.effort", f"Input should be one of {', '.join(_EFFORTS)}")
         fields["thinking"] = {**fields.get("thinking", {}), "effort": effort}
     form = config.get("format")
     if form is not None:
-        form = _obj(form, "output_config.format")
-        _extra(form, ("type", "schema"), "output_config.format")
+        form = _obj(form, f"{where}.format")
+        _extra(form, ("type", "schema"), f"{where}.format")
         if form.get("type") != "json_schema":
-            raise _refuse("output_config.format.type", "Input should be 'json_schema'")
+            raise _refuse(f"{where}.format.type", "Input should be 'json_schema'")
         fields["output_schema"] = {
-            "json_schema": _obj(form.get("schema"), "output_config.format.schema")
+            "json_schema": _obj(form.get("schema"), f"{where}.format.schema")
         }
 
 
@@ -391,6 +406,9 @@ def parse_request(body: Any) -> Parsed:
         fields["thinking"] = _thinking(body["thinking"])
     if body.get("output_config") is not None:
         _output_config(body["output_config"], fields)
+    if reader.turn_config is not None:
+        config, where = reader.turn_config
+        _output_config(config, fields, where)
     if body.get("metadata") is not None:
         metadata = _obj(body["metadata"], "metadata")
         _extra(metadata, ("user_id",), "metadata")

@@ -50,21 +50,37 @@ class Parsed:
     just before ``request.messages[i]`` (``i`` may be its length: at the end)."""
     betas: tuple[str, ...] = ()
     """The caller's ``anthropic-beta`` header names, for an Anthropic upstream."""
+    own_types: frozenset[str] = frozenset({"anthropic"})
+    """The provider types that speak the caller's API: ``passthrough`` goes to them."""
+    unserved: tuple[str, ...] = ()
+    """What the Request could not carry (``tools.namespace``, ``input.custom_tool_call``,
+    a field the shape does not know), named for an upstream not of ``own_types``; the
+    caller's whole fields that held them are in ``passthrough``. Set, with
+    ``name_all_drops``, by shapes that say everything they leave out (the Responses
+    shape); the Messages shape names its passthrough fields."""
+    name_all_drops: bool = False
+    """Name, besides ``unserved``, web search sent to an upstream that runs none and
+    reasoning written by another model than the route's (both left out)."""
+    echo: dict[str, Any] = field(default_factory=dict)
+    """What the shape's answer repeats of the request (the Responses API's response
+    object restates its instructions, tools and options)."""
 
 
 class Shape(Protocol):
     """One API's request and answer shapes; stateless, one instance per app."""
 
     name: str
-    """``"openai"`` or ``"anthropic"``."""
+    """``"openai"`` (chat completions), ``"responses"`` or ``"anthropic"``."""
 
     def parse(self, body: dict[str, Any]) -> Parsed:
         """Read a decoded JSON body; raise :class:`ShapeError` for what it refuses."""
         ...
 
-    def response(self, response: Response, model: str) -> dict[str, Any]:
+    def response(
+        self, response: Response, model: str, parsed: Parsed | None = None
+    ) -> dict[str, Any]:
         """The non-streamed answer body for ``response``; ``model`` is the name to
-        report (the caller's)."""
+        report (the caller's), ``parsed`` the request it answers."""
         ...
 
     def stream(

@@ -133,7 +133,9 @@ class OpenAIChat:
 
     # ---------------------------------------------------------------- answers
 
-    def response(self, response: Response, model: str) -> dict[str, Any]:
+    def response(
+        self, response: Response, model: str, parsed: Parsed | None = None
+    ) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": response.text or None}
         calls = response.tool_calls
         if calls:
