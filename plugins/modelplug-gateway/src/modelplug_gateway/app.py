@@ -98,6 +98,7 @@ class Gateway:
             ("POST", "/v1/chat/completions"): self._chat,
             ("POST", "/chat/completions"): self._chat,
             ("POST", "/v1/messages"): self._messages,
+            ("POST", "/v1/messages/count_tokens"): self._count_tokens,
             ("POST", "/v1/responses"): self._responses,
             ("POST", "/responses"): self._responses,
             ("POST", "/v1/embeddings"): self._embeddings,
@@ -663,6 +664,16 @@ class Gateway:
 
     async def _embeddings(self, scope: Scope, receive: Receive, send: Send) -> None:
         from .embeddings import handle
+
+        await handle(self, scope, receive, send)
+
+    async def _count_tokens(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if "anthropic" not in self.shapes:
+            await self.send_error(
+                send, self.shapes["openai"], 404, "the Anthropic shape is not installed"
+            )
+            return
+        from .count_tokens import handle
 
         await handle(self, scope, receive, send)
 
