@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from modelplug.contract.errors import MissingKeyError as MissingKeyError
     from modelplug.contract.errors import ModelError as ModelError
     from modelplug.contract.errors import ModelplugError as ModelplugError
+    from modelplug.contract.errors import NoKeyBudgetError as NoKeyBudgetError
     from modelplug.contract.errors import NoProviderError as NoProviderError
     from modelplug.contract.errors import OutputTruncatedError as OutputTruncatedError
     from modelplug.contract.errors import OutputValidationError as OutputValidationError
@@ -91,6 +92,7 @@ if TYPE_CHECKING:
     from modelplug.contract.types import Citation as Citation
     from modelplug.contract.types import Cost as Cost
     from modelplug.contract.types import Done as Done
+    from modelplug.contract.types import BudgetSource as BudgetSource
     from modelplug.contract.types import Effort as Effort
     from modelplug.contract.types import Embeddings as Embeddings
     from modelplug.contract.types import EmbedRequest as EmbedRequest
@@ -99,6 +101,7 @@ if TYPE_CHECKING:
     from modelplug.contract.types import Message as Message
     from modelplug.contract.types import Notice as Notice
     from modelplug.contract.types import OpaqueBlock as OpaqueBlock
+    from modelplug.contract.types import KeyBudget as KeyBudget
     from modelplug.contract.types import OutputSchema as OutputSchema
     from modelplug.contract.types import ParsedText as ParsedText
     from modelplug.contract.types import Repetition as Repetition
@@ -115,6 +118,7 @@ if TYPE_CHECKING:
     from modelplug.contract.types import ToolCallStart as ToolCallStart
     from modelplug.contract.types import ToolResultBlock as ToolResultBlock
     from modelplug.contract.types import ToolSpec as ToolSpec
+    from modelplug.contract.types import Timings as Timings
     from modelplug.contract.types import ToolUseBlock as ToolUseBlock
     from modelplug.contract.types import Usage as Usage
     from modelplug.contract.types import new_tool_use_id as new_tool_use_id
@@ -153,6 +157,7 @@ EXPORTS = {
     "ModelError": "modelplug.contract.errors",
     "ModelplugError": "modelplug.contract.errors",
     "NoProviderError": "modelplug.contract.errors",
+    "NoKeyBudgetError": "modelplug.contract.errors",
     "OutputTruncatedError": "modelplug.contract.errors",
     "TruncatedToolCallError": "modelplug.contract.errors",
     "CutToolCall": "modelplug.contract.errors",
@@ -195,7 +200,10 @@ EXPORTS = {
     "Cost": "modelplug.contract.types",
     "Done": "modelplug.contract.types",
     "Effort": "modelplug.contract.types",
+    "BudgetSource": "modelplug.contract.types",
     "EmbedRequest": "modelplug.contract.types",
+    "KeyBudget": "modelplug.contract.types",
+    "Timings": "modelplug.contract.types",
     "Embeddings": "modelplug.contract.types",
     "Event": "modelplug.contract.types",
     "ImageBlock": "modelplug.contract.types",

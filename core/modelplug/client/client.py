@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from modelplug.client.call_habits import SDK_BASE_URLS
 from modelplug.client.counting import UncountableRoutes
+from modelplug.client.key_budgets import BudgetSources
 from modelplug.client.probe_cache import ProbeCache, probed_over
 from modelplug.contract.errors import (
     ConfigError,
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
         EmbedRequest,
         Event,
         Notice,
+        KeyBudget,
         Request,
         RequestLike,
         Response,
@@ -198,6 +200,7 @@ class Client:
         self._probes: ProbeCache | None = None
         self._uncountable = UncountableRoutes()
         self._warn_unknown_sections()
+        self._budget_sources = BudgetSources()
         _track(self)
 
     # -- plugins ---------------------------------------------------------------------
@@ -596,6 +599,27 @@ class Client:
         return self._run_sync(self.acount_prompt(spec, messages, system=system, tools=tools))
 
     async def athinking_budget(
+    # -- what an endpoint can tell (modelplug.client.key_budgets) ------------------------
+
+    async def akey_budget(self, spec: str | Route | None) -> KeyBudget:
+        """The spend, limit and reset of the key the route sends, as its endpoint states
+        them (LiteLLM's ``/key/info``, OpenRouter's ``/api/v1/key``, the modelplug
+        gateway's ``/key/info``), in the currency the source names.
+
+        The first call probes, each endpoint with a short bounded timeout, and the
+        answer is remembered per base URL and key; later calls make one request.
+        Raises :class:`~modelplug.NoKeyBudgetError` when the endpoint exposes no key
+        budget (remembered), and the plugin's ModelError when it could not be reached
+        (not remembered: the next call probes again)."""
+        from modelplug.client.key_budgets import read_key_budget
+
+        route = self.route_for(spec)
+        return await read_key_budget(self.hook, self, route, self._budget_sources)
+
+    def key_budget(self, spec: str | Route | None) -> KeyBudget:
+        """The sync form of :meth:`akey_budget`."""
+        return self._run_sync(self.akey_budget(spec))
+
         self,
         spec: str | Route | None,
         messages: RequestLike | None = None,

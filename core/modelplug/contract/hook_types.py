@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         EmbedRequest,
         Event,
         ParsedText,
+        KeyBudget,
         Request,
         ToolSpec,
         Usage,
@@ -124,6 +125,12 @@ class HookRelay(Protocol):
     modelplug_stream: _Stream
     modelplug_repetition_detector: _RepetitionDetector
     modelplug_price: _Price
+class _KeyBudget(Protocol):
+    def __call__(
+        self, *, route: Route, client: CallContext, source: str | None
+    ) -> Awaitable[KeyBudget | None] | None: ...
+
+
     modelplug_classify_error: _Classify
     modelplug_parse_text_tool_calls: _ParseTextToolCalls
     modelplug_model_info: _ModelInfo
@@ -135,3 +142,4 @@ class HookRelay(Protocol):
     modelplug_embed: _Embed
     modelplug_close: _Close
     modelplug_count_tokens: _CountTokens
+    modelplug_key_budget: _KeyBudget

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         EmbedRequest,
         Event,
         ParsedText,
+        KeyBudget,
         Request,
         ToolSpec,
         Usage,
@@ -56,6 +57,7 @@ __all__ = [
     "modelplug_describe_route",
     "modelplug_embed",
     "modelplug_list_models",
+    "modelplug_key_budget",
     "modelplug_model_info",
     "modelplug_parse_text_tool_calls",
     "modelplug_price",
@@ -441,3 +443,32 @@ def modelplug_close(client: CallContext) -> None:
 
     .. versionadded:: 1.1
     """
+    """
+
+
+@hookspec(firstresult=True)
+def modelplug_key_budget(
+    route: Route, client: CallContext, source: str | None
+) -> Awaitable[KeyBudget | None] | None:
+    """Read the spend, limit and reset of the key a route sends, from its endpoint.
+
+    Called by :meth:`Client.akey_budget` (so by ``modelplug budget``). Core remembers,
+    per base URL and key (a fingerprint of it, never the key), which source answered or
+    that none did, and passes what it remembered as ``source``: the first call probes,
+    later calls make one request.
+
+    :param route: the resolved route (no key in it; read it at send time).
+    :param client: the calling client as a CallContext (``settings``, ``async_http``).
+    :param source: None to probe every budget endpoint this plugin knows for the route's
+        server, in its order, each with a short bounded timeout; else the
+        :class:`~modelplug.BudgetSource` that answered last time, to ask only that one.
+    :return: None when this plugin does not serve ``route.endpoint.type``; else an
+        awaitable of the :class:`~modelplug.KeyBudget` as the source states it (its
+        ``source`` and ``currency`` named), or of None when the endpoint exposes no key
+        budget (every probed path answered 404, 405 or 501, or something that is not
+        a budget: a fact about the endpoint, which core remembers and answers with
+        :class:`~modelplug.NoKeyBudgetError`). A transport failure, a timeout, a 5xx or
+        a refused key raises the plugin's classified error, which core does not
+        remember. A plain ``def``, like :func:`modelplug_probe`.
+
+    .. versionadded:: 2.0

@@ -17,6 +17,7 @@ def test_importing_the_plugin_does_not_import_httpx2():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out == (
-        "False False False ['modelplug_embed', 'modelplug_list_models', 'modelplug_probe', "
+        "False False False ['modelplug_count_tokens', 'modelplug_embed', "
+        "'modelplug_key_budget', 'modelplug_list_models', 'modelplug_probe', "
         "'modelplug_providers', 'modelplug_resolve', 'modelplug_stream']"
     )

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         Embeddings,
         EmbedRequest,
         Event,
+        KeyBudget,
         ModelInfo,
         Provider,
         Request,
@@ -30,6 +31,7 @@ __all__ = [
     "modelplug_embed",
     "modelplug_list_models",
     "modelplug_probe",
+    "modelplug_key_budget",
     "modelplug_providers",
     "modelplug_resolve",
     "modelplug_stream",
@@ -104,3 +106,14 @@ def modelplug_count_tokens(
     from .counting import count_tokens
 
     return count_tokens(route, content, client)
+
+
+@hookimpl
+def modelplug_key_budget(
+    route: Route, client: CallContext, source: str | None
+) -> Awaitable[KeyBudget | None] | None:
+    if route.endpoint.type != TYPE:
+        return None
+    from .budget import key_budget
+
+    return key_budget(route, client, source)
