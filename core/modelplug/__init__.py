@@ -89,19 +89,19 @@ if TYPE_CHECKING:
     from modelplug.contract.settings import is_loopback_url as is_loopback_url
     from modelplug.contract.settings import warn as warn
     from modelplug.contract.types import Block as Block
+    from modelplug.contract.types import BudgetSource as BudgetSource
     from modelplug.contract.types import Citation as Citation
     from modelplug.contract.types import Cost as Cost
     from modelplug.contract.types import Done as Done
-    from modelplug.contract.types import BudgetSource as BudgetSource
     from modelplug.contract.types import Effort as Effort
     from modelplug.contract.types import Embeddings as Embeddings
     from modelplug.contract.types import EmbedRequest as EmbedRequest
     from modelplug.contract.types import Event as Event
     from modelplug.contract.types import ImageBlock as ImageBlock
+    from modelplug.contract.types import KeyBudget as KeyBudget
     from modelplug.contract.types import Message as Message
     from modelplug.contract.types import Notice as Notice
     from modelplug.contract.types import OpaqueBlock as OpaqueBlock
-    from modelplug.contract.types import KeyBudget as KeyBudget
     from modelplug.contract.types import OutputSchema as OutputSchema
     from modelplug.contract.types import ParsedText as ParsedText
     from modelplug.contract.types import Repetition as Repetition
@@ -115,10 +115,10 @@ if TYPE_CHECKING:
     from modelplug.contract.types import ThinkingBlock as ThinkingBlock
     from modelplug.contract.types import ThinkingDelta as ThinkingDelta
     from modelplug.contract.types import ThinkingRequest as ThinkingRequest
+    from modelplug.contract.types import Timings as Timings
     from modelplug.contract.types import ToolCallStart as ToolCallStart
     from modelplug.contract.types import ToolResultBlock as ToolResultBlock
     from modelplug.contract.types import ToolSpec as ToolSpec
-    from modelplug.contract.types import Timings as Timings
     from modelplug.contract.types import ToolUseBlock as ToolUseBlock
     from modelplug.contract.types import Usage as Usage
     from modelplug.contract.types import new_tool_use_id as new_tool_use_id
@@ -154,10 +154,10 @@ EXPORTS = {
     "ErrorClass": "modelplug.contract.errors",
     "ErrorKind": "modelplug.contract.errors",
     "MissingKeyError": "modelplug.contract.errors",
+    "NoKeyBudgetError": "modelplug.contract.errors",
     "ModelError": "modelplug.contract.errors",
     "ModelplugError": "modelplug.contract.errors",
     "NoProviderError": "modelplug.contract.errors",
-    "NoKeyBudgetError": "modelplug.contract.errors",
     "OutputTruncatedError": "modelplug.contract.errors",
     "TruncatedToolCallError": "modelplug.contract.errors",
     "CutToolCall": "modelplug.contract.errors",
@@ -197,13 +197,13 @@ EXPORTS = {
     "register_secret": "modelplug.contract.secrets",
     "Block": "modelplug.contract.types",
     "Citation": "modelplug.contract.types",
-    "Cost": "modelplug.contract.types",
-    "Done": "modelplug.contract.types",
-    "Effort": "modelplug.contract.types",
     "BudgetSource": "modelplug.contract.types",
-    "EmbedRequest": "modelplug.contract.types",
+    "Cost": "modelplug.contract.types",
     "KeyBudget": "modelplug.contract.types",
     "Timings": "modelplug.contract.types",
+    "Done": "modelplug.contract.types",
+    "Effort": "modelplug.contract.types",
+    "EmbedRequest": "modelplug.contract.types",
     "Embeddings": "modelplug.contract.types",
     "Event": "modelplug.contract.types",
     "ImageBlock": "modelplug.contract.types",

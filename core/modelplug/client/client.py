@@ -54,8 +54,8 @@ if TYPE_CHECKING:
         Embeddings,
         EmbedRequest,
         Event,
-        Notice,
         KeyBudget,
+        Notice,
         Request,
         RequestLike,
         Response,
@@ -199,8 +199,8 @@ class Client:
         self._declared: dict[str, list[tuple[Provider, str]]] | None = None
         self._probes: ProbeCache | None = None
         self._uncountable = UncountableRoutes()
-        self._warn_unknown_sections()
         self._budget_sources = BudgetSources()
+        self._warn_unknown_sections()
         _track(self)
 
     # -- plugins ---------------------------------------------------------------------
@@ -598,7 +598,6 @@ class Client:
         """The sync form of :meth:`acount_prompt`."""
         return self._run_sync(self.acount_prompt(spec, messages, system=system, tools=tools))
 
-    async def athinking_budget(
     # -- what an endpoint can tell (modelplug.client.key_budgets) ------------------------
 
     async def akey_budget(self, spec: str | Route | None) -> KeyBudget:
@@ -620,6 +619,7 @@ class Client:
         """The sync form of :meth:`akey_budget`."""
         return self._run_sync(self.akey_budget(spec))
 
+    async def athinking_budget(
         self,
         spec: str | Route | None,
         messages: RequestLike | None = None,

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
         Embeddings,
         EmbedRequest,
         Event,
-        ParsedText,
         KeyBudget,
+        ParsedText,
         Request,
         ToolSpec,
         Usage,
@@ -118,6 +118,12 @@ class _CountTokens(Protocol):
     ) -> Awaitable[int | None] | None: ...
 
 
+class _KeyBudget(Protocol):
+    def __call__(
+        self, *, route: Route, client: CallContext, source: str | None
+    ) -> Awaitable[KeyBudget | None] | None: ...
+
+
 class HookRelay(Protocol):
     """``client.hook``: one typed caller per hook spec."""
 
@@ -125,12 +131,6 @@ class HookRelay(Protocol):
     modelplug_stream: _Stream
     modelplug_repetition_detector: _RepetitionDetector
     modelplug_price: _Price
-class _KeyBudget(Protocol):
-    def __call__(
-        self, *, route: Route, client: CallContext, source: str | None
-    ) -> Awaitable[KeyBudget | None] | None: ...
-
-
     modelplug_classify_error: _Classify
     modelplug_parse_text_tool_calls: _ParseTextToolCalls
     modelplug_model_info: _ModelInfo

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
         Embeddings,
         EmbedRequest,
         Event,
-        ParsedText,
         KeyBudget,
+        ParsedText,
         Request,
         ToolSpec,
         Usage,
@@ -56,8 +56,8 @@ __all__ = [
     "modelplug_count_tokens",
     "modelplug_describe_route",
     "modelplug_embed",
-    "modelplug_list_models",
     "modelplug_key_budget",
+    "modelplug_list_models",
     "modelplug_model_info",
     "modelplug_parse_text_tool_calls",
     "modelplug_price",
@@ -424,28 +424,6 @@ def modelplug_count_tokens(
     """
 
 
-@hookspec
-def modelplug_close(client: CallContext) -> None:
-    """Release what this plugin holds open for ``client`` outside an event loop: the
-    connections of an SQLite store it chose for the client, a file.
-
-    Called by :meth:`Client.close` and :meth:`Client.aclose` (so by ``with`` and
-    ``async with`` too, and at interpreter exit for a Client left open), after the HTTP
-    clients of :meth:`Client.async_http` are closed: what lives on a loop belongs there,
-    and is closed with its loop. Every implementation is called, perhaps more than once
-    for one client, which may make calls again afterwards: closing must be harmless to
-    repeat, and what it closed is opened again on its next use. A store that other
-    clients of the process share may be closed too, on that rule. A plain ``def``.
-
-    :param client: the client being closed, as a CallContext (a store chosen for it is
-        found by its ``settings``).
-    :return: None.
-
-    .. versionadded:: 1.1
-    """
-    """
-
-
 @hookspec(firstresult=True)
 def modelplug_key_budget(
     route: Route, client: CallContext, source: str | None
@@ -472,3 +450,25 @@ def modelplug_key_budget(
         remember. A plain ``def``, like :func:`modelplug_probe`.
 
     .. versionadded:: 2.0
+    """
+
+
+@hookspec
+def modelplug_close(client: CallContext) -> None:
+    """Release what this plugin holds open for ``client`` outside an event loop: the
+    connections of an SQLite store it chose for the client, a file.
+
+    Called by :meth:`Client.close` and :meth:`Client.aclose` (so by ``with`` and
+    ``async with`` too, and at interpreter exit for a Client left open), after the HTTP
+    clients of :meth:`Client.async_http` are closed: what lives on a loop belongs there,
+    and is closed with its loop. Every implementation is called, perhaps more than once
+    for one client, which may make calls again afterwards: closing must be harmless to
+    repeat, and what it closed is opened again on its next use. A store that other
+    clients of the process share may be closed too, on that rule. A plain ``def``.
+
+    :param client: the client being closed, as a CallContext (a store chosen for it is
+        found by its ``settings``).
+    :return: None.
+
+    .. versionadded:: 1.1
+    """

@@ -63,14 +63,14 @@ EXPORTS = {
     "usage_from_gemini": "modelplug_kit.usage",
     "usage_from_ollama": "modelplug_kit.usage",
     "usage_from_openai": "modelplug_kit.usage",
-    "usage_from_responses": "modelplug_kit.usage",
-}
-__all__ = sorted(EXPORTS)
     "LOAD_HEADER": "modelplug_kit.timings",
     "QUEUED_HEADER": "modelplug_kit.timings",
     "TIMING_HEADERS": "modelplug_kit.timings",
     "UPSTREAM_TTFB_HEADER": "modelplug_kit.timings",
     "read_timings": "modelplug_kit.timings",
+    "usage_from_responses": "modelplug_kit.usage",
+}
+__all__ = sorted(EXPORTS)
 
 if not TYPE_CHECKING:
     __getattr__, __dir__ = lazy_exports(__name__, EXPORTS)
@@ -109,13 +109,13 @@ if TYPE_CHECKING:
     from modelplug_kit.stores import CounterStore as CounterStore
     from modelplug_kit.stores import Outcome as Outcome
     from modelplug_kit.stores import Setting as Setting
-    from modelplug_kit.usage import usage_from_anthropic as usage_from_anthropic
-    from modelplug_kit.usage import usage_from_gemini as usage_from_gemini
-    from modelplug_kit.usage import usage_from_ollama as usage_from_ollama
     from modelplug_kit.timings import LOAD_HEADER as LOAD_HEADER
     from modelplug_kit.timings import QUEUED_HEADER as QUEUED_HEADER
     from modelplug_kit.timings import TIMING_HEADERS as TIMING_HEADERS
     from modelplug_kit.timings import UPSTREAM_TTFB_HEADER as UPSTREAM_TTFB_HEADER
     from modelplug_kit.timings import read_timings as read_timings
+    from modelplug_kit.usage import usage_from_anthropic as usage_from_anthropic
+    from modelplug_kit.usage import usage_from_gemini as usage_from_gemini
+    from modelplug_kit.usage import usage_from_ollama as usage_from_ollama
     from modelplug_kit.usage import usage_from_openai as usage_from_openai
     from modelplug_kit.usage import usage_from_responses as usage_from_responses

@@ -29,9 +29,9 @@ if TYPE_CHECKING:
 __all__ = [
     "modelplug_count_tokens",
     "modelplug_embed",
+    "modelplug_key_budget",
     "modelplug_list_models",
     "modelplug_probe",
-    "modelplug_key_budget",
     "modelplug_providers",
     "modelplug_resolve",
     "modelplug_stream",
