@@ -88,6 +88,9 @@ if TYPE_CHECKING:
     from modelplug.contract.settings import check_base_url as check_base_url
     from modelplug.contract.settings import is_loopback_url as is_loopback_url
     from modelplug.contract.settings import warn as warn
+    from modelplug.contract.transcripts import TranscribeRequest as TranscribeRequest
+    from modelplug.contract.transcripts import Transcript as Transcript
+    from modelplug.contract.transcripts import audio_mime_type as audio_mime_type
     from modelplug.contract.types import Block as Block
     from modelplug.contract.types import BudgetSource as BudgetSource
     from modelplug.contract.types import Citation as Citation
@@ -205,6 +208,9 @@ EXPORTS = {
     "Effort": "modelplug.contract.types",
     "EmbedRequest": "modelplug.contract.types",
     "Embeddings": "modelplug.contract.types",
+    "TranscribeRequest": "modelplug.contract.transcripts",
+    "Transcript": "modelplug.contract.transcripts",
+    "audio_mime_type": "modelplug.contract.transcripts",
     "Event": "modelplug.contract.types",
     "ImageBlock": "modelplug.contract.types",
     "Message": "modelplug.contract.types",

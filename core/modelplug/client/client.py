@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from modelplug.contract.held_text import HeldText
     from modelplug.contract.observers import RetryCallback, UsageCallback
     from modelplug.contract.repetition import RepetitionDetector, RepetitionGuard
+    from modelplug.contract.transcripts import TranscribeRequest, Transcript
     from modelplug.contract.types import (
         Cost,
         Embeddings,
@@ -746,6 +747,25 @@ class Client:
             )
         return waiting
 
+    def open_transcribe(
+        self, route: Route, request: TranscribeRequest, *, exclude: Sequence[object] = ()
+    ) -> Awaitable[Transcript]:
+        """Ask the plugins to transcribe on ``route``; NoProviderError if none does."""
+        hook = (
+            self.host.hook_excluding("modelplug_transcribe", exclude)
+            if exclude
+            else self.hook.modelplug_transcribe
+        )
+        waiting: Awaitable[Transcript] | None = hook(route=route, request=request, client=self)
+        if waiting is None:
+            raise NoProviderError(
+                f"{route.provider} does not transcribe speech through any enabled plugin "
+                f"(no plugin transcribes for routes of type {route.endpoint.type!r}); use "
+                "an openai/ model or an OpenAI-compatible server's, and check "
+                "`modelplug plugins` for a disabled or failed plugin"
+            )
+        return waiting
+
     def tools_unsupported(
         self, route: Route, request: Request, *, said: str | None = None
     ) -> Notice | None:
@@ -869,6 +889,30 @@ class Client:
 
         return await guarded_embed(self, spec, inputs, dimensions, fields)
 
+    async def atranscribe(
+        self,
+        spec: str | Route | None = None,
+        audio: bytes = b"",
+        *,
+        filename: str = "audio.wav",
+        **fields: Any,
+    ) -> Transcript:
+        """Turn speech into text.
+
+        :param spec: ``provider/model``, an alias or a role (None: the default model), or
+            a Route from :meth:`resolve`.
+        :param audio: the bytes of an audio file (wav, mp3, m4a, ogg, flac, webm...).
+        :param filename: the file's name: its extension tells the server the container.
+        :param fields: ``language`` (ISO-639-1), ``prompt`` (words to expect),
+            ``temperature``, and ``extra={...}`` for provider fields.
+        :raises RequestError: the request is invalid (before any network call).
+        :raises NoProviderError: the route's provider transcribes nothing.
+        :raises ModelError: the call failed; carries the ErrorClass and route.
+        """
+        from modelplug.client.transcribe_call import guarded_transcribe
+
+        return await guarded_transcribe(self, spec, audio, filename, fields)
+
     # -- sync facades ----------------------------------------------------------------
 
     def stream(
@@ -914,6 +958,17 @@ class Client:
     ) -> Embeddings:
         """The sync form of :meth:`aembed`."""
         return self._run_sync(self.aembed(spec, inputs, dimensions=dimensions, **fields))
+
+    def transcribe(
+        self,
+        spec: str | Route | None = None,
+        audio: bytes = b"",
+        *,
+        filename: str = "audio.wav",
+        **fields: Any,
+    ) -> Transcript:
+        """The sync form of :meth:`atranscribe`."""
+        return self._run_sync(self.atranscribe(spec, audio, filename=filename, **fields))
 
     def _thread_loop(self) -> _ThreadLoop:
         slot: _ThreadSlot | None = getattr(self._local, "slot", None)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from modelplug.contract.repetition import RepetitionDetector, RepetitionGuard
     from modelplug.contract.routes import ModelInfo, Provider, Route
     from modelplug.contract.settings import Settings
+    from modelplug.contract.transcripts import TranscribeRequest, Transcript
     from modelplug.contract.types import (
         Cost,
         Embeddings,
@@ -112,6 +113,12 @@ class _Embed(Protocol):
     ) -> Awaitable[Embeddings] | None: ...
 
 
+class _Transcribe(Protocol):
+    def __call__(
+        self, *, route: Route, request: TranscribeRequest, client: CallContext
+    ) -> Awaitable[Transcript] | None: ...
+
+
 class _CountTokens(Protocol):
     def __call__(
         self, *, route: Route, content: str | Request, client: CallContext
@@ -140,6 +147,7 @@ class HookRelay(Protocol):
     modelplug_cli_commands: _CliCommands
     modelplug_describe_route: _DescribeRoute
     modelplug_embed: _Embed
+    modelplug_transcribe: _Transcribe
     modelplug_close: _Close
     modelplug_count_tokens: _CountTokens
     modelplug_key_budget: _KeyBudget

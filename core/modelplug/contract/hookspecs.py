@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from modelplug.contract.repetition import RepetitionDetector, RepetitionGuard
     from modelplug.contract.routes import ModelInfo, Provider, Route
     from modelplug.contract.settings import Settings
+    from modelplug.contract.transcripts import TranscribeRequest, Transcript
     from modelplug.contract.types import (
         Cost,
         Embeddings,
@@ -66,6 +67,7 @@ __all__ = [
     "modelplug_repetition_detector",
     "modelplug_resolve",
     "modelplug_stream",
+    "modelplug_transcribe",
 ]
 
 
@@ -391,6 +393,35 @@ def modelplug_embed(
         like :func:`modelplug_probe`.
 
     .. versionadded:: 1.1
+    """
+
+
+@hookspec(firstresult=True)
+def modelplug_transcribe(
+    route: Route, request: TranscribeRequest, client: CallContext
+) -> Awaitable[Transcript] | None:
+    """Turn speech into text on a route this plugin serves.
+
+    Called by :meth:`Client.atranscribe` (and :meth:`Client.transcribe`, ``modelplug
+    transcribe`` and the gateway's ``POST /v1/audio/transcriptions``) once per call,
+    after :func:`modelplug_resolve`; core has checked the request (audio bytes not
+    empty, a file name). Policies may wrap it (``wrapper=True``) as they wrap
+    :func:`modelplug_embed`.
+
+    :param route: the resolved route (no key in it; read it at send time).
+    :param request: the audio's bytes and file name (its extension tells the container:
+        send it as the multipart file's name, or map it to a MIME type with
+        ``modelplug.audio_mime_type``), ``language`` (ISO-639-1) and ``prompt`` when
+        the caller gave them, ``temperature``, and ``extra`` (provider fields the
+        plugin documents; refuse unknown ones with a RequestError naming them).
+    :param client: the calling client as a CallContext (``settings``, ``async_http``).
+    :return: None when this plugin does not transcribe for ``route.endpoint.type``;
+        else an awaitable of :class:`~modelplug.Transcript`: the text, the language and
+        the audio's duration when the server says them, and ``usage`` as the server
+        counted it (``reported=False`` when it counted no tokens). Raise classified
+        errors as from a stream; a plain ``def``, like :func:`modelplug_embed`.
+
+    .. versionadded:: 2.0
     """
 
 

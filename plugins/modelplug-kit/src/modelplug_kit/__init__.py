@@ -31,6 +31,9 @@ EXPORTS = {
     "EmbeddingsBatch": "modelplug_kit.embeddings",
     "combine_embeddings": "modelplug_kit.embeddings",
     "read_openai_embeddings": "modelplug_kit.embeddings",
+    "multipart_form": "modelplug_kit.transcriptions",
+    "read_openai_transcript": "modelplug_kit.transcriptions",
+    "transcription_form": "modelplug_kit.transcriptions",
     "Answer": "modelplug_kit.http",
     "ProviderHTTP": "modelplug_kit.http",
     "StatusError": "modelplug_kit.http",
@@ -114,6 +117,9 @@ if TYPE_CHECKING:
     from modelplug_kit.timings import TIMING_HEADERS as TIMING_HEADERS
     from modelplug_kit.timings import UPSTREAM_TTFB_HEADER as UPSTREAM_TTFB_HEADER
     from modelplug_kit.timings import read_timings as read_timings
+    from modelplug_kit.transcriptions import multipart_form as multipart_form
+    from modelplug_kit.transcriptions import read_openai_transcript as read_openai_transcript
+    from modelplug_kit.transcriptions import transcription_form as transcription_form
     from modelplug_kit.usage import usage_from_anthropic as usage_from_anthropic
     from modelplug_kit.usage import usage_from_gemini as usage_from_gemini
     from modelplug_kit.usage import usage_from_ollama as usage_from_ollama
