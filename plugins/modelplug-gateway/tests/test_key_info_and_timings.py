@@ -1,8 +1,8 @@
 """What the gateway tells: ``GET /key/info`` (a virtual key reads its own budget, in
 LiteLLM's shape, which Client.key_budget reads through the same call) and the three
 X-Corrallm-*-Ms timing headers on every answer, streamed ones included, with the
-upstream's own ``timings`` on the final chunk. Tested with the official openai SDK on
-uvicorn; the llama.cpp upstream serves a copy of modelplug-openai-compat's recording
+upstream's own ``timings`` on the final chunk. Tested with the official openai and
+anthropic SDKs on uvicorn; the llama.cpp upstream serves a copy of modelplug-openai-compat's recording
 ``llamacpp_draft_timings.sse`` (its first line says where its shape comes from)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import openai
 import pytest
 from modelplug import Client, NoKeyBudgetError
@@ -163,3 +164,23 @@ def test_a_llamacpp_upstreams_timings_reach_the_final_chunk_and_a_modelplug_clie
     assert (response.timings.draft_n, response.timings.predicted_ms) == (514, 1000.0)
     assert response.timings.load_ms == 0 and response.timings.queued_ms is not None
     assert response.timings.upstream_ttfb_ms is not None
+
+
+def test_the_messages_and_responses_shapes_carry_the_headers_too(
+    make_gateway: Any, serve: Any
+) -> None:
+    """The headers are the app's, whatever the shape (the official SDKs of each)."""
+    with serve(make_gateway()) as url:
+        claude = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
+        message = claude.messages.with_raw_response.create(
+            model="echo", max_tokens=16, messages=HELLO
+        )
+        with claude.messages.with_streaming_response.create(
+            model="echo", max_tokens=16, messages=HELLO, stream=True
+        ) as streamed:
+            stream_headers = dict(streamed.headers)
+        sdk = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
+        responses = sdk.responses.with_raw_response.create(model="echo", input="hello")
+    for headers in (message.headers, stream_headers, responses.headers):
+        assert all(name in headers for name in TIMING_HEADERS)
+        assert _ms(headers, "x-corrallm-load-ms") == 0
