@@ -104,6 +104,8 @@ class Gateway:
             ("POST", "/responses"): self._responses,
             ("POST", "/v1/embeddings"): self._embeddings,
             ("POST", "/embeddings"): self._embeddings,
+            ("POST", "/v1/audio/transcriptions"): self._transcriptions,
+            ("POST", "/audio/transcriptions"): self._transcriptions,
             ("GET", "/key/info"): self._key_info,
             ("GET", "/v1/models"): self._models,
             ("GET", "/models"): self._models,
@@ -689,6 +691,11 @@ class Gateway:
         from .count_tokens import handle
 
         await handle(self, scope, receive, send)
+
+    async def _transcriptions(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from .transcriptions import handle as transcribe
+
+        await transcribe(self, scope, receive, send)
 
     # ------------------------------------------------------------------ small endpoints
 
