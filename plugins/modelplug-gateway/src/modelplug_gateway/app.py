@@ -702,7 +702,7 @@ class Gateway:
     async def _key_info(self, scope: Scope, receive: Receive, send: Send) -> None:
         from .key_info import handle
 
-        await handle(self, scope, receive, send)
+        await handle(self, self.gate, scope, send)
 
     async def _models(self, scope: Scope, receive: Receive, send: Send) -> None:
         from .models import served_model_list

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 from .auth import Refusal
 
 if TYPE_CHECKING:
-    from .app import Gateway
-    from .asgi import Receive, Scope, Send
+    from .app_protocol import GatewayApp
+    from .asgi import Scope, Send
+    from .auth import Gate
     from .key_gate import VirtualKeyGate
     from .keys.record import KeyRecord
 
@@ -60,12 +61,11 @@ async def key_info(gate: VirtualKeyGate, record: KeyRecord) -> dict[str, Any]:
     }
 
 
-async def handle(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
-    """Answer ``GET /key/info`` for the key presented."""
+async def handle(gateway: GatewayApp, gate: Gate, scope: Scope, send: Send) -> None:
+    """Answer ``GET /key/info`` for the key presented to ``gate``."""
     from .key_gate import VirtualKeyGate
 
     shape = gateway.shapes["openai"]
-    gate = gateway.gate
     if not isinstance(gate, VirtualKeyGate):
         await gateway.send_error(
             send, shape, 404, "this gateway has no virtual keys, so no key budget"
