@@ -31,6 +31,7 @@ from modelplug.cli import (
     new_plugin,
     plugins,
     resolve,
+    transcribe,
     trust,
 )
 from modelplug.cli.exit_code import exit_code
@@ -66,6 +67,7 @@ def build_parser(client: Client | None) -> argparse.ArgumentParser:
     new_plugin.add_parser(sub)
     plugins.add_parser(sub)
     resolve.add_parsers(sub)
+    transcribe.add_parser(sub)
     trust.add_parser(sub)
     if client is not None:
         client.hook.modelplug_cli_commands(subparsers=sub, client=client)
