@@ -60,9 +60,7 @@ def test_the_text_then_the_usage(
 def test_json_has_the_language_and_duration(
     wire: WireServer, clip: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    wire.add_file(
-        RECORDINGS / "openai_transcription_verbose.json", content_type="application/json"
-    )
+    wire.add_file(RECORDINGS / "openai_transcription_verbose.json", content_type="application/json")
     code = main(["transcribe", "-m", "wire/whisper-1", str(clip), "--json"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0
