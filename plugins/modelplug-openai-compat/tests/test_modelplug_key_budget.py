@@ -180,3 +180,30 @@ def test_any_answer_reads_as_a_budget_or_none(data: dict[str, Any]) -> None:
 def test_any_headers_read_as_a_budget_or_none(headers: dict[str, str]) -> None:
     budget = budget_from_headers(headers)
     assert budget is None or budget.source == "litellm-headers"
+
+
+def test_the_memory_is_per_base_url_and_key_and_holds_no_key(
+    compat: Any, wire_server: WireServer
+) -> None:
+    """Two providers at one URL: the same key shares what was learnt, another key probes
+    anew. What is remembered names the key by a short hash only."""
+    other = {"type": "openai-compatible", "base_url": wire_server.url + "/v1"}
+    providers = {
+        "first": {**other, "api_key_env": "WIRE_KEY"},
+        "same": {**other, "api_key_env": "WIRE_KEY"},
+        "other": {**other, "api_key_env": "OTHER_KEY"},
+    }
+    environ = {**KEY, "OTHER_KEY": "sk-other-budget-9876543210"}
+    client = compat({"providers": providers}, environ=environ)
+    wire_server.add(NOT_FOUND, status=404, path="/key/info", content_type="application/json")
+    recorded(wire_server, "openrouter_key.json", "/v1/key")
+    client.key_budget("first/m")
+    recorded(wire_server, "openrouter_key.json", "/v1/key")
+    client.key_budget("same/m")  # the same URL and key: straight to the source
+    assert [r.path for r in wire_server.requests] == ["/key/info", "/v1/key", "/v1/key"]
+    wire_server.add(NOT_FOUND, status=404, path="/key/info", content_type="application/json")
+    recorded(wire_server, "openrouter_key.json", "/v1/key")
+    client.key_budget("other/m")  # another key: probed anew
+    assert [r.path for r in wire_server.requests][3:] == ["/key/info", "/v1/key"]
+    remembered = repr(vars(client._budget_sources))
+    assert "sk-wire-budget" not in remembered and "sk-other-budget" not in remembered
