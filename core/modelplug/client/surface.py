@@ -7,7 +7,6 @@ none of them imports the Client back.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Protocol
 
 from modelplug.contract.context import CallContext
@@ -16,7 +15,6 @@ if TYPE_CHECKING:
     from modelplug.client.probe_cache import ProbeCache
     from modelplug.contract.repetition import RepetitionDetector, RepetitionGuard
     from modelplug.contract.routes import Route
-    from modelplug.contract.transcripts import TranscribeRequest, Transcript
     from modelplug.contract.types import Request
 
 __all__ = ["ClientSurface"]
@@ -27,10 +25,6 @@ class ClientSurface(CallContext, Protocol):
 
     def route_for(self, spec: str | Route | None) -> Route:
         """The Route for a spec, or ``spec`` itself when it is one already."""
-        ...
-
-    def open_transcribe(self, route: Route, request: TranscribeRequest) -> Awaitable[Transcript]:
-        """Ask the plugins to transcribe on ``route``; NoProviderError if none does."""
         ...
 
     def probe_cache(self) -> ProbeCache:
