@@ -761,7 +761,7 @@ class Client:
             raise NoProviderError(
                 f"{route.provider} does not transcribe speech through any enabled plugin "
                 f"(no plugin transcribes for routes of type {route.endpoint.type!r}); use "
-                "an openai/ model or an OpenAI-compatible server's, and check "
+                "an openai/, gemini/ or OpenAI-compatible server's model, and check "
                 "`modelplug plugins` for a disabled or failed plugin"
             )
         return waiting
