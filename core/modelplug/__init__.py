@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from modelplug.contract.errors import MissingKeyError as MissingKeyError
     from modelplug.contract.errors import ModelError as ModelError
     from modelplug.contract.errors import ModelplugError as ModelplugError
+    from modelplug.contract.errors import NoKeyBudgetError as NoKeyBudgetError
     from modelplug.contract.errors import NoProviderError as NoProviderError
     from modelplug.contract.errors import OutputTruncatedError as OutputTruncatedError
     from modelplug.contract.errors import OutputValidationError as OutputValidationError
@@ -88,7 +89,11 @@ if TYPE_CHECKING:
     from modelplug.contract.settings import check_base_url as check_base_url
     from modelplug.contract.settings import is_loopback_url as is_loopback_url
     from modelplug.contract.settings import warn as warn
+    from modelplug.contract.transcripts import TranscribeRequest as TranscribeRequest
+    from modelplug.contract.transcripts import Transcript as Transcript
+    from modelplug.contract.transcripts import audio_mime_type as audio_mime_type
     from modelplug.contract.types import Block as Block
+    from modelplug.contract.types import BudgetSource as BudgetSource
     from modelplug.contract.types import Citation as Citation
     from modelplug.contract.types import Cost as Cost
     from modelplug.contract.types import Done as Done
@@ -97,6 +102,7 @@ if TYPE_CHECKING:
     from modelplug.contract.types import EmbedRequest as EmbedRequest
     from modelplug.contract.types import Event as Event
     from modelplug.contract.types import ImageBlock as ImageBlock
+    from modelplug.contract.types import KeyBudget as KeyBudget
     from modelplug.contract.types import Message as Message
     from modelplug.contract.types import Notice as Notice
     from modelplug.contract.types import OpaqueBlock as OpaqueBlock
@@ -113,6 +119,7 @@ if TYPE_CHECKING:
     from modelplug.contract.types import ThinkingBlock as ThinkingBlock
     from modelplug.contract.types import ThinkingDelta as ThinkingDelta
     from modelplug.contract.types import ThinkingRequest as ThinkingRequest
+    from modelplug.contract.types import Timings as Timings
     from modelplug.contract.types import ToolCallStart as ToolCallStart
     from modelplug.contract.types import ToolResultBlock as ToolResultBlock
     from modelplug.contract.types import ToolSpec as ToolSpec
@@ -151,6 +158,7 @@ EXPORTS = {
     "ErrorClass": "modelplug.contract.errors",
     "ErrorKind": "modelplug.contract.errors",
     "MissingKeyError": "modelplug.contract.errors",
+    "NoKeyBudgetError": "modelplug.contract.errors",
     "ModelError": "modelplug.contract.errors",
     "ModelplugError": "modelplug.contract.errors",
     "NoProviderError": "modelplug.contract.errors",
@@ -194,11 +202,17 @@ EXPORTS = {
     "register_secret": "modelplug.contract.secrets",
     "Block": "modelplug.contract.types",
     "Citation": "modelplug.contract.types",
+    "BudgetSource": "modelplug.contract.types",
     "Cost": "modelplug.contract.types",
+    "KeyBudget": "modelplug.contract.types",
+    "Timings": "modelplug.contract.types",
     "Done": "modelplug.contract.types",
     "Effort": "modelplug.contract.types",
     "EmbedRequest": "modelplug.contract.types",
     "Embeddings": "modelplug.contract.types",
+    "TranscribeRequest": "modelplug.contract.transcripts",
+    "Transcript": "modelplug.contract.transcripts",
+    "audio_mime_type": "modelplug.contract.transcripts",
     "Event": "modelplug.contract.types",
     "ImageBlock": "modelplug.contract.types",
     "Message": "modelplug.contract.types",

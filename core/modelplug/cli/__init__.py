@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from modelplug.cli import (
+    budget,
     chat,
     config,
     count,
@@ -31,6 +32,7 @@ from modelplug.cli import (
     new_plugin,
     plugins,
     resolve,
+    transcribe,
     trust,
 )
 from modelplug.cli.exit_code import exit_code
@@ -57,6 +59,7 @@ def build_parser(client: Client | None) -> argparse.ArgumentParser:
         "-V", "--version", action="store_true", help="print core's and each plugin's version"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    budget.add_parser(sub)
     chat.add_parser(sub)
     config.add_parser(sub)
     count.add_parser(sub)
@@ -66,6 +69,7 @@ def build_parser(client: Client | None) -> argparse.ArgumentParser:
     new_plugin.add_parser(sub)
     plugins.add_parser(sub)
     resolve.add_parsers(sub)
+    transcribe.add_parser(sub)
     trust.add_parser(sub)
     if client is not None:
         client.hook.modelplug_cli_commands(subparsers=sub, client=client)

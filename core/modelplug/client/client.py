@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from modelplug.client.call_habits import SDK_BASE_URLS
 from modelplug.client.counting import UncountableRoutes
+from modelplug.client.key_budgets import BudgetSources
 from modelplug.client.probe_cache import ProbeCache, probed_over
 from modelplug.contract.errors import (
     ConfigError,
@@ -48,11 +49,13 @@ if TYPE_CHECKING:
     from modelplug.contract.held_text import HeldText
     from modelplug.contract.observers import RetryCallback, UsageCallback
     from modelplug.contract.repetition import RepetitionDetector, RepetitionGuard
+    from modelplug.contract.transcripts import TranscribeRequest, Transcript
     from modelplug.contract.types import (
         Cost,
         Embeddings,
         EmbedRequest,
         Event,
+        KeyBudget,
         Notice,
         Request,
         RequestLike,
@@ -197,6 +200,7 @@ class Client:
         self._declared: dict[str, list[tuple[Provider, str]]] | None = None
         self._probes: ProbeCache | None = None
         self._uncountable = UncountableRoutes()
+        self._budget_sources = BudgetSources()
         self._warn_unknown_sections()
         _track(self)
 
@@ -597,6 +601,27 @@ class Client:
         """The sync form of :meth:`acount_prompt`."""
         return self._run_sync(self.acount_prompt(spec, messages, system=system, tools=tools))
 
+    # -- what an endpoint can tell (modelplug.client.key_budgets) ------------------------
+
+    async def akey_budget(self, spec: str | Route | None) -> KeyBudget:
+        """The spend, limit and reset of the key the route sends, as its endpoint states
+        them (LiteLLM's ``/key/info``, OpenRouter's ``/api/v1/key``, the modelplug
+        gateway's ``/key/info``), in the currency the source names.
+
+        The first call probes, each endpoint with a short bounded timeout, and the
+        answer is remembered per base URL and key; later calls make one request.
+        Raises :class:`~modelplug.NoKeyBudgetError` when the endpoint exposes no key
+        budget (remembered), and the plugin's ModelError when it could not be reached
+        (not remembered: the next call probes again)."""
+        from modelplug.client.key_budgets import read_key_budget
+
+        route = self.route_for(spec)
+        return await read_key_budget(self.hook, self, route, self._budget_sources)
+
+    def key_budget(self, spec: str | Route | None) -> KeyBudget:
+        """The sync form of :meth:`akey_budget`."""
+        return self._run_sync(self.akey_budget(spec))
+
     async def athinking_budget(
         self,
         spec: str | Route | None,
@@ -724,6 +749,25 @@ class Client:
             )
         return waiting
 
+    def open_transcribe(
+        self, route: Route, request: TranscribeRequest, *, exclude: Sequence[object] = ()
+    ) -> Awaitable[Transcript]:
+        """Ask the plugins to transcribe on ``route``; NoProviderError if none does."""
+        hook = (
+            self.host.hook_excluding("modelplug_transcribe", exclude)
+            if exclude
+            else self.hook.modelplug_transcribe
+        )
+        waiting: Awaitable[Transcript] | None = hook(route=route, request=request, client=self)
+        if waiting is None:
+            raise NoProviderError(
+                f"{route.provider} does not transcribe speech through any enabled plugin "
+                f"(no plugin transcribes for routes of type {route.endpoint.type!r}); use "
+                "an openai/, gemini/ or OpenAI-compatible server's model, and check "
+                "`modelplug plugins` for a disabled or failed plugin"
+            )
+        return waiting
+
     def tools_unsupported(
         self, route: Route, request: Request, *, said: str | None = None
     ) -> Notice | None:
@@ -847,6 +891,30 @@ class Client:
 
         return await guarded_embed(self, spec, inputs, dimensions, fields)
 
+    async def atranscribe(
+        self,
+        spec: str | Route | None = None,
+        audio: bytes = b"",
+        *,
+        filename: str = "audio.wav",
+        **fields: Any,
+    ) -> Transcript:
+        """Turn speech into text.
+
+        :param spec: ``provider/model``, an alias or a role (None: the default model), or
+            a Route from :meth:`resolve`.
+        :param audio: the bytes of an audio file (wav, mp3, m4a, ogg, flac, webm...).
+        :param filename: the file's name: its extension tells the server the container.
+        :param fields: ``language`` (ISO-639-1), ``prompt`` (words to expect),
+            ``temperature``, and ``extra={...}`` for provider fields.
+        :raises RequestError: the request is invalid (before any network call).
+        :raises NoProviderError: the route's provider transcribes nothing.
+        :raises ModelError: the call failed; carries the ErrorClass and route.
+        """
+        from modelplug.client.transcribe_call import guarded_transcribe
+
+        return await guarded_transcribe(self, spec, audio, filename, fields)
+
     # -- sync facades ----------------------------------------------------------------
 
     def stream(
@@ -892,6 +960,17 @@ class Client:
     ) -> Embeddings:
         """The sync form of :meth:`aembed`."""
         return self._run_sync(self.aembed(spec, inputs, dimensions=dimensions, **fields))
+
+    def transcribe(
+        self,
+        spec: str | Route | None = None,
+        audio: bytes = b"",
+        *,
+        filename: str = "audio.wav",
+        **fields: Any,
+    ) -> Transcript:
+        """The sync form of :meth:`atranscribe`."""
+        return self._run_sync(self.atranscribe(spec, audio, filename=filename, **fields))
 
     def _thread_loop(self) -> _ThreadLoop:
         slot: _ThreadSlot | None = getattr(self._local, "slot", None)

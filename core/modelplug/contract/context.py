@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from modelplug.contract.held_text import HeldText
     from modelplug.contract.routes import Provider, Route
     from modelplug.contract.settings import Settings
+    from modelplug.contract.transcripts import TranscribeRequest, Transcript
     from modelplug.contract.types import (
         Cost,
         Embeddings,
@@ -76,6 +77,12 @@ class CallContext(Protocol):
         self, route: Route, request: EmbedRequest, *, exclude: Sequence[object] = ()
     ) -> Awaitable[Embeddings]:
         """The next embedding call for ``route``, skipping ``exclude``."""
+        ...
+
+    def open_transcribe(
+        self, route: Route, request: TranscribeRequest, *, exclude: Sequence[object] = ()
+    ) -> Awaitable[Transcript]:
+        """The next transcription call for ``route``, skipping ``exclude``."""
         ...
 
     def tools_unsupported(

@@ -23,6 +23,7 @@ __all__ = [
     "MissingKeyError",
     "ModelError",
     "ModelplugError",
+    "NoKeyBudgetError",
     "NoProviderError",
     "OutputTruncatedError",
     "OutputValidationError",
@@ -143,6 +144,21 @@ class MissingKeyError(ModelplugError):
         self.variable = variable
         self.provider = provider
         super().__init__(f"Set {variable} to use the provider {provider}.")
+
+
+class NoKeyBudgetError(ModelplugError):
+    """The endpoint exposes no key budget modelplug knows how to read (no LiteLLM
+    ``/key/info``, no OpenRouter ``/api/v1/key``, no gateway ``/key/info``). A fact
+    about the endpoint, remembered for the client's life; not a failure to reach it."""
+
+    def __init__(self, route: str, base_url: str | None) -> None:
+        self.route = route
+        self.base_url = base_url
+        where = f" at {base_url}" if base_url else ""
+        super().__init__(
+            f"the endpoint of {route}{where} exposes no key budget (it has no LiteLLM "
+            "/key/info, no OpenRouter /api/v1/key and no modelplug gateway /key/info)"
+        )
 
 
 class UnknownProviderError(ModelplugError):

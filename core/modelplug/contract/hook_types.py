@@ -19,11 +19,13 @@ if TYPE_CHECKING:
     from modelplug.contract.repetition import RepetitionDetector, RepetitionGuard
     from modelplug.contract.routes import ModelInfo, Provider, Route
     from modelplug.contract.settings import Settings
+    from modelplug.contract.transcripts import TranscribeRequest, Transcript
     from modelplug.contract.types import (
         Cost,
         Embeddings,
         EmbedRequest,
         Event,
+        KeyBudget,
         ParsedText,
         Request,
         ToolSpec,
@@ -111,10 +113,22 @@ class _Embed(Protocol):
     ) -> Awaitable[Embeddings] | None: ...
 
 
+class _Transcribe(Protocol):
+    def __call__(
+        self, *, route: Route, request: TranscribeRequest, client: CallContext
+    ) -> Awaitable[Transcript] | None: ...
+
+
 class _CountTokens(Protocol):
     def __call__(
         self, *, route: Route, content: str | Request, client: CallContext
     ) -> Awaitable[int | None] | None: ...
+
+
+class _KeyBudget(Protocol):
+    def __call__(
+        self, *, route: Route, client: CallContext, source: str | None
+    ) -> Awaitable[KeyBudget | None] | None: ...
 
 
 class HookRelay(Protocol):
@@ -133,5 +147,7 @@ class HookRelay(Protocol):
     modelplug_cli_commands: _CliCommands
     modelplug_describe_route: _DescribeRoute
     modelplug_embed: _Embed
+    modelplug_transcribe: _Transcribe
     modelplug_close: _Close
     modelplug_count_tokens: _CountTokens
+    modelplug_key_budget: _KeyBudget

@@ -33,11 +33,13 @@ if TYPE_CHECKING:
     from modelplug.contract.repetition import RepetitionDetector, RepetitionGuard
     from modelplug.contract.routes import ModelInfo, Provider, Route
     from modelplug.contract.settings import Settings
+    from modelplug.contract.transcripts import TranscribeRequest, Transcript
     from modelplug.contract.types import (
         Cost,
         Embeddings,
         EmbedRequest,
         Event,
+        KeyBudget,
         ParsedText,
         Request,
         ToolSpec,
@@ -55,6 +57,7 @@ __all__ = [
     "modelplug_count_tokens",
     "modelplug_describe_route",
     "modelplug_embed",
+    "modelplug_key_budget",
     "modelplug_list_models",
     "modelplug_model_info",
     "modelplug_parse_text_tool_calls",
@@ -64,6 +67,7 @@ __all__ = [
     "modelplug_repetition_detector",
     "modelplug_resolve",
     "modelplug_stream",
+    "modelplug_transcribe",
 ]
 
 
@@ -393,6 +397,35 @@ def modelplug_embed(
 
 
 @hookspec(firstresult=True)
+def modelplug_transcribe(
+    route: Route, request: TranscribeRequest, client: CallContext
+) -> Awaitable[Transcript] | None:
+    """Turn speech into text on a route this plugin serves.
+
+    Called by :meth:`Client.atranscribe` (and :meth:`Client.transcribe`, ``modelplug
+    transcribe`` and the gateway's ``POST /v1/audio/transcriptions``) once per call,
+    after :func:`modelplug_resolve`; core has checked the request (audio bytes not
+    empty, a file name). Policies may wrap it (``wrapper=True``) as they wrap
+    :func:`modelplug_embed`.
+
+    :param route: the resolved route (no key in it; read it at send time).
+    :param request: the audio's bytes and file name (its extension tells the container:
+        send it as the multipart file's name, or map it to a MIME type with
+        ``modelplug.audio_mime_type``), ``language`` (ISO-639-1) and ``prompt`` when
+        the caller gave them, ``temperature``, and ``extra`` (provider fields the
+        plugin documents; refuse unknown ones with a RequestError naming them).
+    :param client: the calling client as a CallContext (``settings``, ``async_http``).
+    :return: None when this plugin does not transcribe for ``route.endpoint.type``;
+        else an awaitable of :class:`~modelplug.Transcript`: the text, the language and
+        the audio's duration when the server says them, and ``usage`` as the server
+        counted it (``reported=False`` when it counted no tokens). Raise classified
+        errors as from a stream; a plain ``def``, like :func:`modelplug_embed`.
+
+    .. versionadded:: 2.0
+    """
+
+
+@hookspec(firstresult=True)
 def modelplug_count_tokens(
     route: Route, content: str | Request, client: CallContext
 ) -> Awaitable[int | None] | None:
@@ -417,6 +450,35 @@ def modelplug_count_tokens(
         the endpoint, not an error). Never an estimate: a guess is not a count. Any
         other failure (unreachable, a 5xx, a refused key) raises the plugin's classified
         error. A plain ``def``, like :func:`modelplug_probe`.
+
+    .. versionadded:: 2.0
+    """
+
+
+@hookspec(firstresult=True)
+def modelplug_key_budget(
+    route: Route, client: CallContext, source: str | None
+) -> Awaitable[KeyBudget | None] | None:
+    """Read the spend, limit and reset of the key a route sends, from its endpoint.
+
+    Called by :meth:`Client.akey_budget` (so by ``modelplug budget``). Core remembers,
+    per base URL and key (a fingerprint of it, never the key), which source answered or
+    that none did, and passes what it remembered as ``source``: the first call probes,
+    later calls make one request.
+
+    :param route: the resolved route (no key in it; read it at send time).
+    :param client: the calling client as a CallContext (``settings``, ``async_http``).
+    :param source: None to probe every budget endpoint this plugin knows for the route's
+        server, in its order, each with a short bounded timeout; else the
+        :class:`~modelplug.BudgetSource` that answered last time, to ask only that one.
+    :return: None when this plugin does not serve ``route.endpoint.type``; else an
+        awaitable of the :class:`~modelplug.KeyBudget` as the source states it (its
+        ``source`` and ``currency`` named), or of None when the endpoint exposes no key
+        budget (every probed path answered 404, 405 or 501, or something that is not
+        a budget: a fact about the endpoint, which core remembers and answers with
+        :class:`~modelplug.NoKeyBudgetError`). A transport failure, a timeout, a 5xx or
+        a refused key raises the plugin's classified error, which core does not
+        remember. A plain ``def``, like :func:`modelplug_probe`.
 
     .. versionadded:: 2.0
     """

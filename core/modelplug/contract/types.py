@@ -20,6 +20,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal, TypeAlias
 
@@ -31,6 +32,7 @@ from modelplug.contract.routes import Endpoint, ModelInfo, Price, Provider, Rout
 
 __all__ = [
     "Block",
+    "BudgetSource",
     "Citation",
     "Cost",
     "Done",
@@ -40,6 +42,7 @@ __all__ = [
     "Endpoint",
     "Event",
     "ImageBlock",
+    "KeyBudget",
     "Message",
     "ModelInfo",
     "Notice",
@@ -61,6 +64,7 @@ __all__ = [
     "ThinkingBlock",
     "ThinkingDelta",
     "ThinkingRequest",
+    "Timings",
     "ToolCallStart",
     "ToolResultBlock",
     "ToolSpec",
@@ -453,6 +457,35 @@ StopReason: TypeAlias = Literal[
     "end_turn", "tool_use", "max_tokens", "refusal", "pause_turn", "repetition", "other"
 ]
 
+#: Where a :class:`KeyBudget` was read: LiteLLM's ``GET /key/info``, LiteLLM's
+#: per-response ``x-litellm-key-*`` headers, OpenRouter's ``GET /api/v1/key``, or the
+#: modelplug gateway's own ``GET /key/info`` (a virtual key reading its budget).
+BudgetSource: TypeAlias = Literal[
+    "litellm-key-info", "litellm-headers", "openrouter", "modelplug-gateway"
+]
+
+
+class KeyBudget(_Model):
+    """A key's spend against its budget, as its source states it.
+
+    Amounts are in ``currency`` exactly as the source names it: ``"USD"`` (LiteLLM, the
+    gateway), ``"credits"`` (OpenRouter's unit, not relabelled: its key endpoint does
+    not say dollars), or None when the source names none. ``limit`` None means no limit
+    is set (or none was reported); ``remaining`` is the source's own figure, else
+    ``limit - spend`` when both are known. ``reset_at`` is when the spend resets and
+    ``interval`` the period as the source names it (``"30d"``, ``"monthly"``); None
+    when not reported or never. ``spend`` covers the current period when the budget
+    resets, else all time.
+    """
+
+    source: BudgetSource
+    spend: Decimal | None = None
+    limit: Decimal | None = None
+    remaining: Decimal | None = None
+    reset_at: datetime | None = None
+    interval: str | None = None
+    currency: str | None = None
+
 
 class Usage(_Model):
     """Token counts for one response. ``reported`` is False when they were estimated."""
@@ -464,6 +497,10 @@ class Usage(_Model):
     reasoning: int = Field(default=0, ge=0)
     web_searches: int = Field(default=0, ge=0)
     reported: bool = True
+    # The key's budget as this response's headers stated it (LiteLLM's
+    # x-litellm-key-spend and x-litellm-key-max-budget); None when they said nothing.
+    # No reset time there: for that, Client.key_budget.
+    key_budget: KeyBudget | None = None
 
     @property
     def total_input(self) -> int:
@@ -487,6 +524,33 @@ class Cost(_Model):
     currency: str = "USD"
     source: str
     breakdown: dict[str, Decimal] = Field(default_factory=dict)
+
+
+class Timings(_Model):
+    """Where one response's time went, as the servers said; None where they did not.
+
+    From the model server's body (llama.cpp's ``timings`` object): ``prompt_n`` prompt
+    tokens evaluated (``cache_n`` more were reused from the KV cache) in ``prompt_ms``;
+    ``predicted_n`` tokens generated in ``predicted_ms``; ``draft_n`` tokens drafted by
+    speculative decoding and ``draft_n_accepted`` of them kept.
+
+    From a proxy's headers (``X-Corrallm-Queued-Ms``, ``X-Corrallm-Load-Ms``,
+    ``X-Corrallm-Upstream-Ttfb-Ms``; the modelplug gateway stamps them too):
+    ``queued_ms`` held in admission before being served, ``load_ms`` waiting for the
+    model to be loaded, ``upstream_ttfb_ms`` from dispatch to the upstream's answer
+    headers (the model's prompt evaluation, not waiting).
+    """
+
+    prompt_n: int | None = Field(default=None, ge=0)
+    prompt_ms: float | None = Field(default=None, ge=0)
+    predicted_n: int | None = Field(default=None, ge=0)
+    predicted_ms: float | None = Field(default=None, ge=0)
+    cache_n: int | None = Field(default=None, ge=0)
+    draft_n: int | None = Field(default=None, ge=0)
+    draft_n_accepted: int | None = Field(default=None, ge=0)
+    queued_ms: float | None = Field(default=None, ge=0)
+    load_ms: float | None = Field(default=None, ge=0)
+    upstream_ttfb_ms: float | None = Field(default=None, ge=0)
 
 
 class Repetition(_Model):
@@ -528,6 +592,8 @@ class Response(_Model):
     server_cost: Cost | None = None
     price_factor: float = Field(default=1.0, gt=0)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # Where the time went, when a server said (see Timings). None otherwise.
+    timings: Timings | None = None
     # With stop reason "repetition": what repeated (see Repetition). None otherwise.
     repetition: Repetition | None = None
     # With Request.output_schema: the validated value (an instance of the model class

@@ -40,6 +40,7 @@ NOT_ASYNC_DEF = (
     "modelplug_stream",
     "modelplug_probe",
     "modelplug_embed",
+    "modelplug_transcribe",
     "modelplug_list_models",
     "modelplug_count_tokens",
 )
@@ -299,7 +300,8 @@ class PluginHost:
                     f"{', '.join(wrong)} is an async def, so it would claim every route; "
                     "make it a plain def that returns None for routes it does not serve "
                     "and otherwise an async iterator (for modelplug_probe, "
-                    "modelplug_embed, modelplug_list_models and modelplug_count_tokens: an "
+                    "modelplug_embed, modelplug_transcribe, modelplug_list_models and "
+                    "modelplug_count_tokens: an "
                     "awaitable), "
                     "e.g. return an async generator made by another function"
                 ),

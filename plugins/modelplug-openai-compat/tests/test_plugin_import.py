@@ -18,6 +18,7 @@ def test_importing_the_plugin_does_not_import_httpx2():
     ).stdout.strip()
     assert out == (
         "False False False ['modelplug_count_tokens', 'modelplug_embed', "
-        "'modelplug_list_models', 'modelplug_probe', 'modelplug_providers', "
-        "'modelplug_resolve', 'modelplug_stream']"
+        "'modelplug_key_budget', 'modelplug_list_models', 'modelplug_probe', "
+        "'modelplug_providers', 'modelplug_resolve', 'modelplug_stream', "
+        "'modelplug_transcribe']"
     )

@@ -22,7 +22,16 @@ from modelplug import find_policies, hookimpl
 if TYPE_CHECKING:
     import argparse
 
-    from modelplug import CallContext, Embeddings, EmbedRequest, Event, Request, Route
+    from modelplug import (
+        CallContext,
+        Embeddings,
+        EmbedRequest,
+        Event,
+        Request,
+        Route,
+        TranscribeRequest,
+        Transcript,
+    )
 
     from .cooldowns import SHARED
     from .policy import FallbackPolicy
@@ -37,6 +46,7 @@ __all__ = [
     "modelplug_describe_route",
     "modelplug_embed",
     "modelplug_stream",
+    "modelplug_transcribe",
 ]
 
 modelplug_policy = "fallback"
@@ -88,6 +98,19 @@ def modelplug_embed(
     if any(isinstance(p, FallbackPolicy) for p in find_policies(client, modelplug_policy)):
         return (yield)
     return (yield from default_policy().embed_wrapper(route, request, client))
+
+
+@hookimpl(wrapper=True, tryfirst=True)
+def modelplug_transcribe(
+    route: Route, request: TranscribeRequest, client: CallContext
+) -> Generator[None, Awaitable[Transcript] | None, Awaitable[Transcript] | None]:
+    """Retry, fall back and cool down around the provider's transcription call, as
+    around an embedding call. A program's own FallbackPolicy applies instead."""
+    from .policy import FallbackPolicy, default_policy
+
+    if any(isinstance(p, FallbackPolicy) for p in find_policies(client, modelplug_policy)):
+        return (yield)
+    return (yield from default_policy().transcribe_wrapper(route, request, client))
 
 
 @hookimpl

@@ -38,6 +38,8 @@ from modelplug import (
     TextDelta,
     ThinkingDelta,
     ToolCallStart,
+    TranscribeRequest,
+    Transcript,
     UnknownProviderError,
     describe_error,
 )
@@ -87,7 +89,7 @@ class Attempts:
         policy: AttemptsPolicy,
         options: FallbackOptions,
         route: Route,
-        request: Request | EmbedRequest,
+        request: Request | EmbedRequest | TranscribeRequest,
         client: CallContext,
     ) -> None:
         self.policy = policy
@@ -351,6 +353,15 @@ class Attempts:
         self.tried_cooling = await self.remaining(route.name) > 0
         assert isinstance(self.request, EmbedRequest)
         return self.client.open_embed(route, self.request, exclude=self.exclude)
+
+    async def open_transcribe(self, route: Route) -> Awaitable[Transcript]:
+        """The transcription call on ``route``, through every policy but the fallback
+        ones."""
+        if not self.tried or self.tried[-1] != route.name:
+            self.tried.append(route.name)
+        self.tried_cooling = await self.remaining(route.name) > 0
+        assert isinstance(self.request, TranscribeRequest)
+        return self.client.open_transcribe(route, self.request, exclude=self.exclude)
 
     # -- after a failure before any output --------------------------------------------
 

@@ -1,7 +1,8 @@
-"""One embedding call's attempts: the same decisions as a stream's, without output.
+"""One embedding (or transcription) call's attempts: the same decisions as a stream's,
+without output.
 
-An embedding call shows nothing before it answers, so every retryable failure may be
-retried and every failure that allows it may fall back; the decisions (wait, switch,
+An embedding or transcription call shows nothing before it answers, so every retryable
+failure may be retried and every failure that allows it may fall back; the decisions (wait, switch,
 raise, cool down) are :class:`~modelplug_fallback.attempts.Attempts`' own. There is no
 stream to carry notices, so what the caller would have heard (a retry wait, a switch)
 is kept in the answer's ``metadata["notices"]``.
@@ -9,11 +10,11 @@ is kept in the answer's ``metadata["notices"]``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from inspect import iscoroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from modelplug import Embeddings, EmbedRequest, Notice, Route
+from modelplug import Embeddings, EmbedRequest, Notice, Route, TranscribeRequest, Transcript
 
 from .attempts import Attempts, _settled
 
@@ -22,7 +23,11 @@ if TYPE_CHECKING:
 
     from .policy_protocol import AttemptsPolicy
 
-__all__ = ["embed_with_fallbacks"]
+__all__ = ["embed_with_fallbacks", "transcribe_with_fallbacks"]
+
+# What a call without output answers: both are finished the same way (model, route,
+# cost, notices in metadata).
+Answer = TypeVar("Answer", Embeddings, Transcript)
 
 
 async def embed_with_fallbacks(
@@ -36,6 +41,29 @@ async def embed_with_fallbacks(
     """The answer of ``waiting`` (or after ``first_error``, what opening it raised) on
     ``route``, else of the retries and fallbacks the options allow."""
     call = Attempts(policy, policy.options_for(client), route, request, client)
+    return await _with_fallbacks(call, Attempts.open_embed, waiting, first_error)
+
+
+async def transcribe_with_fallbacks(
+    policy: AttemptsPolicy,
+    route: Route,
+    request: TranscribeRequest,
+    client: CallContext,
+    waiting: Awaitable[Transcript] | None,
+    first_error: Exception | None = None,
+) -> Transcript:
+    """As :func:`embed_with_fallbacks`, for a transcription call."""
+    call = Attempts(policy, policy.options_for(client), route, request, client)
+    return await _with_fallbacks(call, Attempts.open_transcribe, waiting, first_error)
+
+
+async def _with_fallbacks(
+    call: Attempts,
+    open_call: Callable[[Attempts, Route], Awaitable[Awaitable[Answer]]],
+    waiting: Awaitable[Answer] | None,
+    first_error: Exception | None,
+) -> Answer:
+    policy, route, client = call.policy, call.route, call.client
     call.started = policy.clock()
     said: list[Notice] = []
     index, current = 0, route
@@ -54,7 +82,7 @@ async def embed_with_fallbacks(
                     opening_error, first_error = first_error, None
                     raise opening_error
                 if waiting is None:
-                    waiting = await call.open_embed(current)
+                    waiting = await open_call(call, current)
                 answer, waiting = waiting, None
                 result = await answer
             except Exception as exc:
@@ -74,8 +102,8 @@ async def embed_with_fallbacks(
 
 
 def _answered(
-    client: CallContext, asked: Route, current: Route, result: Embeddings, said: list[Notice]
-) -> Embeddings:
+    client: CallContext, asked: Route, current: Route, result: Answer, said: list[Notice]
+) -> Answer:
     """The answer, named for and priced as the model that gave it."""
     updates: dict[str, Any] = {}
     if current is not asked:
@@ -92,7 +120,7 @@ def _answered(
     return result.model_copy(update=updates) if updates else result
 
 
-def _discard(waiting: Awaitable[Embeddings] | None) -> None:
+def _discard(waiting: Awaitable[Any] | None) -> None:
     """Close a coroutine that will never be awaited (no "never awaited" warning)."""
     if iscoroutine(waiting):
         waiting.close()

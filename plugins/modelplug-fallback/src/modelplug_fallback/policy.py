@@ -25,6 +25,8 @@ from modelplug import (
     Offer,
     Request,
     Route,
+    TranscribeRequest,
+    Transcript,
     find_policies,
     hookimpl,
 )
@@ -52,6 +54,7 @@ _FILES_LOCK = threading.Lock()
 
 HookWrapper = Generator[None, "AsyncIterator[Event] | None", "AsyncIterator[Event] | None"]
 EmbedWrapper = Generator[None, "Awaitable[Embeddings] | None", "Awaitable[Embeddings] | None"]
+TranscribeWrapper = Generator[None, "Awaitable[Transcript] | None", "Awaitable[Transcript] | None"]
 
 
 class FallbackPolicy:
@@ -101,6 +104,12 @@ class FallbackPolicy:
     ) -> EmbedWrapper:
         return (yield from self.embed_wrapper(route, request, client))
 
+    @hookimpl(wrapper=True, tryfirst=True)
+    def modelplug_transcribe(
+        self, route: Route, request: TranscribeRequest, client: CallContext
+    ) -> TranscribeWrapper:
+        return (yield from self.transcribe_wrapper(route, request, client))
+
     @hookimpl
     def modelplug_close(self, client: CallContext) -> None:
         """Close the SQLite cooldowns file this policy's store for ``client`` may be (a
@@ -149,6 +158,23 @@ class FallbackPolicy:
         if waiting is None:
             return None
         return embed_with_fallbacks(self, route, request, client, waiting)
+
+    def transcribe_wrapper(
+        self, route: Route, request: TranscribeRequest, client: CallContext
+    ) -> TranscribeWrapper:
+        """The body of a ``wrapper=True`` ``modelplug_transcribe``: as
+        :meth:`embed_wrapper`, for a transcription call."""
+        from .embed_attempts import transcribe_with_fallbacks
+
+        try:
+            waiting = yield
+        except Exception as exc:
+            if not self._takes_open_error(exc, route, client):
+                raise
+            return transcribe_with_fallbacks(self, route, request, client, None, exc)
+        if waiting is None:
+            return None
+        return transcribe_with_fallbacks(self, route, request, client, waiting)
 
     def wrap(
         self,

@@ -30,6 +30,7 @@ from modelplug import (
 
 from .asgi import Disconnected, Receive, Scope, Send
 from .auth import OpenGate, Refusal, Ticket
+from .call_timings import CallClock
 from .errors import cut_answer, failure_for, kind_for_status
 from .long_lived import freeze_once
 from .metrics import Metrics
@@ -98,10 +99,14 @@ class Gateway:
             ("POST", "/v1/chat/completions"): self._chat,
             ("POST", "/chat/completions"): self._chat,
             ("POST", "/v1/messages"): self._messages,
+            ("POST", "/v1/messages/count_tokens"): self._count_tokens,
             ("POST", "/v1/responses"): self._responses,
             ("POST", "/responses"): self._responses,
             ("POST", "/v1/embeddings"): self._embeddings,
             ("POST", "/embeddings"): self._embeddings,
+            ("POST", "/v1/audio/transcriptions"): self._transcriptions,
+            ("POST", "/audio/transcriptions"): self._transcriptions,
+            ("GET", "/key/info"): self._key_info,
             ("GET", "/v1/models"): self._models,
             ("GET", "/models"): self._models,
             ("GET", "/"): self._root,
@@ -382,6 +387,7 @@ class Gateway:
         asked: str | None = None
         # The route a failed call named (a ModelError's), for the metrics' route label.
         failed = _Failed()
+        clock = CallClock()
         span = self._trace(scope) if self._trace is not None else None
         try:
             if self.draining:
@@ -409,7 +415,9 @@ class Gateway:
                         param="model",
                     )
                 asked = parsed.model
+                admitting = time.perf_counter()
                 ticket = await self.admit(scope, parsed.model, parsed.request)
+                clock.queued = time.perf_counter() - admitting
             except ShapeError as exc:
                 status = exc.status
                 await self.send_error(send, shape, exc.status, exc.message, exc.kind)
@@ -427,10 +435,12 @@ class Gateway:
             before = time.perf_counter() - started
             status = 500  # what is logged if what follows raises past its own handling
             if parsed.stream:
-                status, response = await self._stream(receive, send, shape, parsed, before, failed)
+                status, response = await self._stream(
+                    receive, send, shape, parsed, before, failed, clock
+                )
             else:
                 status, response = await self._complete(
-                    receive, send, shape, parsed, started, before, failed
+                    receive, send, shape, parsed, before, failed, clock
                 )
         finally:
             if span is not None:
@@ -461,9 +471,9 @@ class Gateway:
         send: Send,
         shape: Shape,
         parsed: Parsed,
-        started: float,
         before: float,
         failed: _Failed,
+        clock: CallClock,
     ) -> tuple[int, Response | None]:
         watch = _Watch(receive)
         sent_to: str | None = None
@@ -471,7 +481,8 @@ class Gateway:
             route = self.routes.get(parsed.model)
             sent_to = route.name
             request, dropped = self._fit(parsed, route)
-            response = await self.client.acomplete(route, request)
+            clock.dispatch()
+            response = await self.client.acomplete(route, request, on_event=clock.see)
         except OutputTruncatedError as exc:
             # A structured answer cut at max_tokens: the answer it is, stopped for length.
             cut = cut_answer(exc)
@@ -498,8 +509,10 @@ class Gateway:
         finally:
             watch.stop()
         answered = time.perf_counter()
+        response = clock.stamped(response)
         body = shape.response(response, parsed.model, parsed)
         headers = self._answer_headers(response)
+        headers.extend(clock.headers())
         if dropped:
             headers.append(_dropped_header(dropped))
         overhead = before + (time.perf_counter() - answered)
@@ -516,13 +529,15 @@ class Gateway:
         parsed: Parsed,
         before: float,
         failed: _Failed,
+        clock: CallClock,
     ) -> tuple[int, Response | None]:
         try:
             route = self.routes.get(parsed.model)
         except Exception as exc:  # a bad spec or settings: before any upstream call
             return await self.send_failure(send, shape, exc), None
         request, dropped = self._fit(parsed, route)
-        tap = _Tap(self.client.astream(route, request), route.name)
+        clock.dispatch()
+        tap = _Tap(self.client.astream(route, request), route.name, clock)
         frames = shape.stream(tap.events(), parsed.model, parsed)
         watch = _Watch(receive)
         writer: _Writer | None = None
@@ -548,6 +563,7 @@ class Gateway:
             # The route answering when the stream begins (after any fallback so far).
             headers.append((b"x-modelplug-route", tap.answering.encode()))
             headers.append((b"x-modelplug-overhead-ms", f"{before * 1000:.3f}".encode()))
+            headers.extend(clock.headers())  # what is known before the first byte
             if dropped:  # known since the route was: before the first byte
                 headers.append(_dropped_header(dropped))
             if self.draining:
@@ -667,7 +683,27 @@ class Gateway:
 
         await handle(self, scope, receive, send)
 
+    async def _count_tokens(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if "anthropic" not in self.shapes:
+            await self.send_error(
+                send, self.shapes["openai"], 404, "the Anthropic shape is not installed"
+            )
+            return
+        from .count_tokens import handle
+
+        await handle(self, scope, receive, send)
+
+    async def _transcriptions(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from .transcriptions import handle as transcribe
+
+        await transcribe(self, scope, receive, send)
+
     # ------------------------------------------------------------------ small endpoints
+
+    async def _key_info(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from .key_info import handle
+
+        await handle(self, self.gate, scope, send)
 
     async def _models(self, scope: Scope, receive: Receive, send: Send) -> None:
         from .models import served_model_list
@@ -769,10 +805,11 @@ class _Tap:
     call's arguments, end as the answer they are (stopped for length, no cut call in
     it), not as an error."""
 
-    __slots__ = ("_events", "answering", "error", "response", "route", "texted")
+    __slots__ = ("_clock", "_events", "answering", "error", "response", "route", "texted")
 
-    def __init__(self, events: AsyncIterator[Event], answering: str) -> None:
+    def __init__(self, events: AsyncIterator[Event], answering: str, clock: CallClock) -> None:
         self._events = events
+        self._clock = clock
         self.response: Response | None = None
         self.error: str | None = None
         self.route: str | None = None
@@ -782,9 +819,12 @@ class _Tap:
     async def events(self) -> AsyncIterator[Event]:
         try:
             async for event in self._events:
+                self._clock.see(event)
                 kind = event.type
                 if kind == "done":
-                    self.response = event.response  # type: ignore[union-attr]
+                    stamped = self._clock.stamped(event.response)  # type: ignore[union-attr]
+                    self.response = stamped
+                    event = Done(response=stamped)
                 elif kind == "text_delta":
                     self.texted = True
                 elif kind == "notice":

@@ -177,22 +177,8 @@ class VirtualKeyGate:
         """Admit a call of ``model`` or raise :class:`Refusal`. ``request``: the call
         (a budget reserves what it may cost at most; without it, what the last call of
         the key to the model cost)."""
-        key = self._presented(headers, query)
-        digest = self.hasher.digest(key)
-        record = await self._lookup(digest)
-        # The same comparison whether or not the key exists.
-        if not hmac.compare_digest(digest, record.hash if record else self.hasher.dummy):
-            record = None
-        if record is None:
-            self._count("-", "invalid")
-            raise Refusal(INVALID)
+        record = await self.identify(headers, query)
         now = self.clock()
-        if record.revoked:
-            self._count(record.name, "revoked")
-            raise Refusal(f"key {record.name!r} has been revoked", key_name=record.name)
-        if record.expires is not None and now >= record.expires:
-            self._count(record.name, "expired")
-            raise Refusal(f"key {record.name!r} has expired", key_name=record.name)
         if record.models and model not in record.models:
             self._count(record.name, "forbidden_model")
             raise Refusal(
@@ -212,6 +198,39 @@ class VirtualKeyGate:
             await self._reserve(ticket)
         self._count(record.name, "admitted")
         return ticket
+
+    async def identify(self, headers: Mapping[str, str], query: bytes) -> KeyRecord:
+        """The record of the key presented, when it is one of this gateway's, in use:
+        else :class:`Refusal` (no key, an unknown, revoked or expired one)."""
+        key = self._presented(headers, query)
+        digest = self.hasher.digest(key)
+        record = await self._lookup(digest)
+        # The same comparison whether or not the key exists.
+        if not hmac.compare_digest(digest, record.hash if record else self.hasher.dummy):
+            record = None
+        if record is None:
+            self._count("-", "invalid")
+            raise Refusal(INVALID)
+        now = self.clock()
+        if record.revoked:
+            self._count(record.name, "revoked")
+            raise Refusal(f"key {record.name!r} has been revoked", key_name=record.name)
+        if record.expires is not None and now >= record.expires:
+            self._count(record.name, "expired")
+            raise Refusal(f"key {record.name!r} has expired", key_name=record.name)
+        return record
+
+    async def budget_spent(self, record: KeyRecord) -> tuple[Decimal, str | None]:
+        """What ``record``'s key has spent in its budget's current period (calls in
+        flight count what they reserved) and when that period ends (ISO 8601, UTC; None
+        for a budget that never resets). Only a key with a budget counts its spend."""
+        from modelplug_limits.money import from_nano
+        from modelplug_limits.plan import period_window
+
+        period, _, resets = period_window(record.period, self.clock())
+        found = await self.counters.read([spend_key(record.name, period)])
+        counted = found[0] if found else None
+        return (from_nano(counted[0]) if counted is not None else Decimal(0)), resets
 
     async def _lookup(self, digest: str) -> KeyRecord | None:
         now = self.monotonic()

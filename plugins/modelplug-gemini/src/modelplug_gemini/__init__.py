@@ -24,6 +24,8 @@ if TYPE_CHECKING:
         Request,
         Route,
         Settings,
+        TranscribeRequest,
+        Transcript,
     )
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "modelplug_providers",
     "modelplug_resolve",
     "modelplug_stream",
+    "modelplug_transcribe",
 ]
 
 _TYPES = ("gemini", "vertex")
@@ -75,6 +78,20 @@ def modelplug_probe(route: Route, client: CallContext) -> Awaitable[ModelInfo] |
     from .probe import probe_model
 
     return probe_model(route, client)
+
+
+@hookimpl
+def modelplug_transcribe(
+    route: Route, request: TranscribeRequest, client: CallContext
+) -> Awaitable[Transcript] | None:
+    if route.endpoint.type not in _TYPES:
+        return None
+    from .auth import api_key
+    from .transcribe import transcribe
+
+    if route.endpoint.type == "gemini":
+        api_key(client, route)  # a missing key fails before anything is sent
+    return transcribe(route, request, client)
 
 
 @hookimpl

@@ -32,6 +32,9 @@ EXPORTS = {
     "EmbeddingsBatch": "modelplug_kit.embeddings",
     "combine_embeddings": "modelplug_kit.embeddings",
     "read_openai_embeddings": "modelplug_kit.embeddings",
+    "multipart_form": "modelplug_kit.transcriptions",
+    "read_openai_transcript": "modelplug_kit.transcriptions",
+    "transcription_form": "modelplug_kit.transcriptions",
     "Answer": "modelplug_kit.http",
     "ProviderHTTP": "modelplug_kit.http",
     "StatusError": "modelplug_kit.http",
@@ -65,6 +68,11 @@ EXPORTS = {
     "usage_from_gemini": "modelplug_kit.usage",
     "usage_from_ollama": "modelplug_kit.usage",
     "usage_from_openai": "modelplug_kit.usage",
+    "LOAD_HEADER": "modelplug_kit.timings",
+    "QUEUED_HEADER": "modelplug_kit.timings",
+    "TIMING_HEADERS": "modelplug_kit.timings",
+    "UPSTREAM_TTFB_HEADER": "modelplug_kit.timings",
+    "read_timings": "modelplug_kit.timings",
     "usage_from_responses": "modelplug_kit.usage",
 }
 __all__ = sorted(EXPORTS)
@@ -107,6 +115,14 @@ if TYPE_CHECKING:
     from modelplug_kit.stores import CounterStore as CounterStore
     from modelplug_kit.stores import Outcome as Outcome
     from modelplug_kit.stores import Setting as Setting
+    from modelplug_kit.timings import LOAD_HEADER as LOAD_HEADER
+    from modelplug_kit.timings import QUEUED_HEADER as QUEUED_HEADER
+    from modelplug_kit.timings import TIMING_HEADERS as TIMING_HEADERS
+    from modelplug_kit.timings import UPSTREAM_TTFB_HEADER as UPSTREAM_TTFB_HEADER
+    from modelplug_kit.timings import read_timings as read_timings
+    from modelplug_kit.transcriptions import multipart_form as multipart_form
+    from modelplug_kit.transcriptions import read_openai_transcript as read_openai_transcript
+    from modelplug_kit.transcriptions import transcription_form as transcription_form
     from modelplug_kit.usage import usage_from_anthropic as usage_from_anthropic
     from modelplug_kit.usage import usage_from_gemini as usage_from_gemini
     from modelplug_kit.usage import usage_from_ollama as usage_from_ollama

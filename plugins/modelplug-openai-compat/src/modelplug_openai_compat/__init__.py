@@ -19,21 +19,26 @@ if TYPE_CHECKING:
         Embeddings,
         EmbedRequest,
         Event,
+        KeyBudget,
         ModelInfo,
         Provider,
         Request,
         Route,
         Settings,
+        TranscribeRequest,
+        Transcript,
     )
 
 __all__ = [
     "modelplug_count_tokens",
     "modelplug_embed",
+    "modelplug_key_budget",
     "modelplug_list_models",
     "modelplug_probe",
     "modelplug_providers",
     "modelplug_resolve",
     "modelplug_stream",
+    "modelplug_transcribe",
 ]
 
 TYPE = "openai-compatible"
@@ -97,6 +102,17 @@ def modelplug_embed(
 
 
 @hookimpl
+def modelplug_transcribe(
+    route: Route, request: TranscribeRequest, client: CallContext
+) -> Awaitable[Transcript] | None:
+    if route.endpoint.type != TYPE:
+        return None
+    from .transcribe import transcribe
+
+    return transcribe(route, request, client)
+
+
+@hookimpl
 def modelplug_count_tokens(
     route: Route, content: str | Request, client: CallContext
 ) -> Awaitable[int | None] | None:
@@ -105,3 +121,14 @@ def modelplug_count_tokens(
     from .counting import count_tokens
 
     return count_tokens(route, content, client)
+
+
+@hookimpl
+def modelplug_key_budget(
+    route: Route, client: CallContext, source: str | None
+) -> Awaitable[KeyBudget | None] | None:
+    if route.endpoint.type != TYPE:
+        return None
+    from .budget import key_budget
+
+    return key_budget(route, client, source)

@@ -20,8 +20,10 @@ from modelplug import (
     Usage,
     estimated_usage,
 )
+from modelplug_kit import read_timings
 
 from .accumulator import Accumulator
+from .budget import budget_from_headers
 from .citations import citations_of
 from .usage import rate_limit_headers, read_usage, server_cost, usage_note
 
@@ -92,13 +94,18 @@ def finish(
         metadata["tool_call_repairs"] = repairs
     if read_from_text:
         metadata["tool_calls_from_text"] = True
+    usage = _usage(acc, metadata, sent, text, calls)
+    budget = budget_from_headers(headers)
+    if budget is not None:
+        usage = usage.model_copy(update={"key_budget": budget})
     response = Response(
         message=Message(role="assistant", content=content, model=route.name),
         stop_reason=stop,
-        usage=_usage(acc, metadata, sent, text, calls),
+        usage=usage,
         model=route.name,
         server_cost=server_cost(acc.usage_raw, headers),
         metadata=metadata,
+        timings=read_timings(metadata.get("timings"), headers),
     )
     events.append(Done(response=response))
     return events

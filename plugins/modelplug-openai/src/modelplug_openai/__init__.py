@@ -24,6 +24,8 @@ if TYPE_CHECKING:
         Request,
         Route,
         Settings,
+        TranscribeRequest,
+        Transcript,
     )
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "modelplug_providers",
     "modelplug_resolve",
     "modelplug_stream",
+    "modelplug_transcribe",
 ]
 
 TYPE = "openai-responses"
@@ -75,6 +78,17 @@ def modelplug_embed(
     from .embeddings import embed
 
     return embed(route, request, client)
+
+
+@hookimpl
+def modelplug_transcribe(
+    route: Route, request: TranscribeRequest, client: CallContext
+) -> Awaitable[Transcript] | None:
+    if route.endpoint.type != TYPE:
+        return None
+    from .transcribe import transcribe
+
+    return transcribe(route, request, client)
 
 
 @hookimpl

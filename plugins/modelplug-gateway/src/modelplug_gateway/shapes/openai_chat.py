@@ -166,6 +166,7 @@ class OpenAIChat:
                 }
             ],
             "usage": usage_body(response.usage),
+            **_timings_field(response),
         }
 
     async def stream(
@@ -227,7 +228,14 @@ class OpenAIChat:
                     if calls:
                         yield chunk(dumps({"tool_calls": calls}))
                     finish = dumps(FINISH.get(response.stop_reason, "stop"))
-                    yield chunk("{}", finish)
+                    timings = _timings_field(response)
+                    if timings:
+                        # Beside choices, as llama.cpp puts its own on its last chunk.
+                        tail = '"choices":[{"index":0,"delta":{},"finish_reason":' + finish
+                        tail += '}],"timings":' + dumps(timings["timings"]) + "}\n\n"
+                        yield b"data: " + head + tail.encode()
+                    else:
+                        yield chunk("{}", finish)
                     if parsed.include_usage:
                         usage = usage_body(response.usage)
                         extra = _modelplug_fields(response)
@@ -271,6 +279,15 @@ def usage_body(usage: Usage) -> dict[str, Any]:
         "prompt_tokens_details": {"cached_tokens": usage.cache_read},
         "completion_tokens_details": {"reasoning_tokens": usage.reasoning},
     }
+
+
+def _timings_field(response: Response) -> dict[str, Any]:
+    """``{"timings": ...}``: where the time went, in llama.cpp's names and the gateway's
+    (see :mod:`..call_timings`); empty when nothing is known."""
+    if response.timings is None:
+        return {}
+    said = response.timings.model_dump(exclude_none=True)
+    return {"timings": said} if said else {}
 
 
 def _modelplug_fields(response: Response) -> dict[str, Any]:
