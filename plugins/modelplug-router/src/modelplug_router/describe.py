@@ -39,7 +39,7 @@ def describe_route(
 async def section(
     group: Group, client: CallContext, store: CounterStore, route_of: RouteOf
 ) -> dict[str, Any]:
-    states = await read_states(store, group)
+    states = await read_states(store, group, health=True)
     deployments = []
     lines = [f"group {group.name}: strategy {group.strategy}, store {store!r}"]
     for deployment, state in zip(group.deployments, states, strict=True):

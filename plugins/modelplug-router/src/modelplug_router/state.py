@@ -36,7 +36,7 @@ LATENCY_TTL = 3600.0  # an average this old says nothing about the deployment no
 LATENCY_WEIGHT = 0.2  # the share of a new sample in the moving average
 PROBE_TTL = 86400.0  # how long the last probe's outcome is shown
 FIELDS = ("busy", "rpm", "tpm", "latency", "cool", "seen", "probe")
-WIDTH = len(FIELDS)
+PICKING = 5  # the fields a pick reads of a group without health checks (the first five)
 
 
 @dataclass(slots=True)  # made on every call: no frozen (slower) init
@@ -67,16 +67,21 @@ def _keys(group: str, spec: str) -> dict[str, str]:
 
 
 @functools.cache
-def _group_keys(group: str, specs: tuple[str, ...]) -> list[str]:
-    return [key for spec in specs for key in _keys(group, spec).values()]
+def _group_keys(group: str, specs: tuple[str, ...], width: int) -> list[str]:
+    return [key for spec in specs for key in list(_keys(group, spec).values())[:width]]
 
 
-async def read_states(store: CounterStore, group: Group) -> list[State]:
-    """Every deployment's state, in the group's order, in one read."""
-    found = await store.read(_group_keys(group.name, tuple(d.spec for d in group.deployments)))
+async def read_states(store: CounterStore, group: Group, *, health: bool = False) -> list[State]:
+    """Every deployment's state, in the group's order, in one read (its health check
+    fields only when the group has health checks, or ``health`` asks for them)."""
+    width = len(FIELDS) if health or group.probed else PICKING
+    specs = tuple(d.spec for d in group.deployments)
+    found = await store.read(_group_keys(group.name, specs, width))
     states = []
     for index in range(len(group.deployments)):
-        busy, rpm, tpm, latency, cool, seen, probe = found[index * WIDTH : (index + 1) * WIDTH]
+        fields = found[index * width : (index + 1) * width]
+        busy, rpm, tpm, latency, cool = fields[:PICKING]
+        seen, probe = fields[PICKING:] or (None, None)
         states.append(
             State(
                 busy=busy[0] if busy else 0,
