@@ -234,3 +234,31 @@ def test_a_deployment_table_sets_its_own_health_interval() -> None:
     assert not read_group("g", {"deployments": ["a/m"]}).probed
     with pytest.raises(ConfigError, match=r"deployment 'b/m': health_interval must be"):
         read_group("g", {"deployments": [{"spec": "b/m", "health_interval": "x"}]})
+
+
+def test_close_of_a_sync_client_stops_a_probe_still_running(
+    make_client: Any,
+    router: Any,
+    servers: tuple[WireServer, WireServer],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    east, west = servers
+    client = make_client(
+        router, COMPAT, config=config(east, west, east_weight=1000, health_interval="30s")
+    )
+    listing(west, delay=5.0)
+    answer(east)
+    started: list[asyncio.Task[Any]] = []
+    real_start = Probes.start
+
+    def start(self: Probes, checking: Any) -> None:
+        real_start(self, checking)
+        started.extend(self.tasks)
+
+    monkeypatch.setattr(Probes, "start", start)
+    assert client.complete("g", "hi").model == "east/m"
+    assert len(started) == 1 and not started[0].done()  # its loop runs with calls only
+    client.close()
+    assert started[0].cancelled()
+    assert "Task was destroyed" not in caplog.text
