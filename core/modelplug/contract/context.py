@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 if TYPE_CHECKING:
     from modelplug.contract.errors import ErrorClass
     from modelplug.contract.held_text import HeldText
-    from modelplug.contract.routes import Provider, Route
+    from modelplug.contract.routes import ModelInfo, Provider, Route
     from modelplug.contract.settings import Settings
     from modelplug.contract.transcripts import TranscribeRequest, Transcript
     from modelplug.contract.types import (
@@ -64,6 +64,16 @@ class CallContext(Protocol):
 
     def policies(self, kind: str) -> list[object]:
         """The policy plugins of ``kind`` registered on the client."""
+        ...
+
+    async def aprobe(self, spec: str | None = None) -> ModelInfo | None:
+        """Ask the server behind ``spec`` what it serves (None: no plugin can probe it);
+        a ModelError when the server does not answer (a policy's health check)."""
+        ...
+
+    async def alist_models(self, provider: str) -> list[str] | None:
+        """The models the server behind ``provider`` lists now (None: no plugin can
+        ask it); a ModelError when the server does not answer."""
         ...
 
     def open_stream(

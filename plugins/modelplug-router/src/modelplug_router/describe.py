@@ -39,7 +39,7 @@ def describe_route(
 async def section(
     group: Group, client: CallContext, store: CounterStore, route_of: RouteOf
 ) -> dict[str, Any]:
-    states = await read_states(store, group)
+    states = await read_states(store, group, health=True)
     deployments = []
     lines = [f"group {group.name}: strategy {group.strategy}, store {store!r}"]
     for deployment, state in zip(group.deployments, states, strict=True):
@@ -78,6 +78,10 @@ def deployment_facts(deployment: Deployment, state: State, answers: str) -> dict
         "tpm_used": state.tpm,
         "tpm": deployment.tpm,
         "cooldown_s": round(state.cooling, 1),
+        "health_interval_s": deployment.health_interval,
+        "last_probe": None
+        if state.probe_ok is None
+        else {"ok": state.probe_ok, "seconds_ago": round(state.probe_age, 1)},
     }
 
 
@@ -94,5 +98,17 @@ def deployment_line(facts: dict[str, Any]) -> str:
         f"{name}: weight {facts['weight']:g}, "
         f"in flight {used(facts['in_flight'], facts['max_parallel'])}, latency {latency}, "
         f"rpm {used(facts['rpm_used'], facts['rpm'])}, "
-        f"tpm {used(facts['tpm_used'], facts['tpm'])}, {cooling}"
+        f"tpm {used(facts['tpm_used'], facts['tpm'])}, {cooling}{health(facts)}"
     )
+
+
+def health(facts: dict[str, Any]) -> str:
+    """``, probed every 30 s, last probe ok 12 s ago`` (nothing without health checks)."""
+    if facts["health_interval_s"] is None:
+        return ""
+    said = f", probed when idle {facts['health_interval_s']:g} s"
+    last = facts["last_probe"]
+    if last is None:
+        return f"{said}, no probe yet"
+    outcome = "ok" if last["ok"] else "failed"
+    return f"{said}, last probe {outcome} {last['seconds_ago']:g} s ago"

@@ -32,20 +32,24 @@ Strategy = Literal["weighted", "least-busy", "latency", "usage", "cost"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
 SECTION = "groups"
 GROUP_TYPE = "group"  # the provider and endpoint type of a group's route
-GROUP_KEYS = ("deployments", "strategy")
-DEPLOYMENT_KEYS = ("spec", "weight", "rpm", "tpm", "max_parallel")
+GROUP_KEYS = ("deployments", "strategy", "health_interval")
+DEPLOYMENT_KEYS = ("spec", "weight", "rpm", "tpm", "max_parallel", "health_interval")
+UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 @dataclass(frozen=True)
 class Deployment:
     """One place a group's calls may go: a spec or an alias, its share of the calls
-    (``weight``, for ``weighted``) and its own ceilings (None: none)."""
+    (``weight``, for ``weighted``), its own ceilings (None: none) and the seconds it
+    may stay idle before a health probe (None: never probed; the group's when unset in
+    its table)."""
 
     spec: str
     weight: float = 1.0
     rpm: int | None = None
     tpm: int | None = None
     max_parallel: int | None = None
+    health_interval: float | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class Group:
     name: str
     deployments: tuple[Deployment, ...]
     strategy: Strategy = "weighted"
+    probed: bool = False  # whether any deployment has a health_interval
 
 
 _READ: weakref.WeakKeyDictionary[Settings, dict[str, Group]] = weakref.WeakKeyDictionary()
@@ -105,20 +110,45 @@ def read_group(name: str, table: Any) -> Group:
     entries = table.get("deployments")
     if not isinstance(entries, list) or not entries:
         raise ConfigError(f'{where} needs deployments = ["provider/model", ...] (one or more)')
-    deployments = tuple(read_deployment(where, entry) for entry in entries)
+    interval = read_interval(where, table.get("health_interval"))
+    deployments = tuple(read_deployment(where, entry, interval) for entry in entries)
     specs = [d.spec for d in deployments]
     twice = next((s for s in specs if specs.count(s) > 1), None)
     if twice is not None:
         raise ConfigError(f"{where} names the deployment {twice!r} twice; give it a weight")
     if name in specs or f"group/{name}" in specs:
         raise ConfigError(f"{where} names itself as a deployment")
-    return Group(name=name, deployments=deployments, strategy=strategy)
+    probed = any(d.health_interval is not None for d in deployments)
+    return Group(name=name, deployments=deployments, strategy=strategy, probed=probed)
 
 
-def read_deployment(where: str, entry: Any) -> Deployment:
-    """One entry of ``deployments``: a spec, or a table with ``spec`` and its numbers."""
+def read_interval(where: str, value: Any) -> float | None:
+    """``health_interval``: a duration such as ``"30s"``, ``"5m"`` or ``"1h"`` (or a
+    number of seconds), above 0; None when unset."""
+    if value is None:
+        return None
+    seconds: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = float(value)
+    elif isinstance(value, str) and value.strip()[-1:] in UNITS:
+        number = value.strip()[:-1].strip()
+        try:
+            seconds = float(number) * UNITS[value.strip()[-1]]
+        except ValueError:
+            seconds = None
+    if seconds is None or not (math.isfinite(seconds) and seconds > 0):
+        raise ConfigError(
+            f'{where} health_interval must be a duration above 0 such as "30s", "5m" or '
+            f'"1h", not {value!r}'
+        )
+    return seconds
+
+
+def read_deployment(where: str, entry: Any, interval: float | None = None) -> Deployment:
+    """One entry of ``deployments``: a spec, or a table with ``spec`` and its numbers
+    (``interval``: the group's ``health_interval``, unless the table sets its own)."""
     if isinstance(entry, str) and entry.strip():
-        return Deployment(spec=entry.strip())
+        return Deployment(spec=entry.strip(), health_interval=interval)
     if not isinstance(entry, Mapping) or not isinstance(entry.get("spec"), str):
         raise ConfigError(
             f"{where} deployments: each is a spec or a table with a spec, e.g. "
@@ -143,4 +173,8 @@ def read_deployment(where: str, entry: Any) -> Deployment:
         if value is not None and value < 1:
             raise ConfigError(f"{where} deployment {entry['spec']!r}: {key} must be 1 or more")
         ceilings[key] = value
-    return Deployment(spec=entry["spec"].strip(), weight=float(weight), **ceilings)
+    if "health_interval" in entry:
+        interval = read_interval(f"{where} deployment {entry['spec']!r}:", entry["health_interval"])
+    return Deployment(
+        spec=entry["spec"].strip(), weight=float(weight), health_interval=interval, **ceilings
+    )

@@ -42,6 +42,7 @@ from .state import (
     keys_of,
     latency_setting,
     read_states,
+    seen_charge,
     window_charges,
 )
 from .stores import choose_store, close_sqlite_state, store_choice
@@ -234,7 +235,8 @@ class RouterPolicy:
         """Pick a deployment not tried yet and take its room (in flight, rpm, tpm);
         None when none has room. ``least-busy`` picks one call at a time in a process
         (its tasks would all read the same counts at once), so only the processes race,
-        and its compare-and-add settles that."""
+        and its compare-and-add settles that. The call's first pick starts the health
+        probes of the group's idle deployments (see :mod:`.health`)."""
         if group.strategy != "least-busy":
             return await self.take_one(group, store, client, tokens, tried)
         async with self.turn(group.name):
@@ -260,6 +262,7 @@ class RouterPolicy:
         tried: set[int],
     ) -> tuple[int, Route, dict[str, str], int | None] | None:
         """:meth:`take`'s work. A deployment whose spec does not resolve is passed."""
+        first_pick = not tried
         for attempt in range(PICK_TRIES):
             states = await read_states(store, group)
             candidates = self.candidates(group, states, client, tokens, tried)
@@ -282,8 +285,14 @@ class RouterPolicy:
                 limit = seen if limit is None else min(limit, seen)
             charges: list[Charge] = [busy_charge(keys, limit)]
             charges += window_charges(keys, deployment, tokens)
+            if deployment.health_interval is not None:
+                charges.append(seen_charge(keys, deployment.health_interval))
             outcome = await store.reserve(charges)
             if outcome.refused is None:
+                if first_pick and group.probed:
+                    from .health import start_probes
+
+                    start_probes(group, states, index, store, client, self.route_of, probe_cooldown)
                 return index, route, keys, state.latency_ms
         return None
 
@@ -418,6 +427,15 @@ def cooldown_for(exc: Exception, route: Route, client: CallContext) -> float:
     else:
         seconds = float(options.get("cooldown_other", 600.0))
     return max(seconds, error_class.retry_after or 0.0)
+
+
+def probe_cooldown(exc: Exception, route: Route, client: CallContext) -> float | None:
+    """A failed health probe's cooldown: a failed call's (:func:`cooldown_for`), for a
+    failure a call would be handed over for, or no answer in time; None for any other
+    (the probe's own fault, say nothing of the deployment)."""
+    if isinstance(exc, TimeoutError) or hands_over(exc, route, client):
+        return cooldown_for(exc, route, client)
+    return None
 
 
 def describe(exc: Exception, route: Route, client: CallContext) -> str:

@@ -6,7 +6,10 @@ SQLite file on one machine, Redis for several), so four gateway workers balance 
 - ``busy``: calls in flight (taken at the start, given back at the end);
 - ``rpm`` and ``tpm``: requests and estimated tokens in the current minute's window;
 - ``latency``: the moving average of the time to the first event, in milliseconds;
-- ``cool``: present while the deployment cools down after a failure.
+- ``cool``: present while the deployment cools down after a failure;
+- ``seen``: present for ``health_interval`` after a call or a probe took the
+  deployment (only with ``health_interval``): absent, the deployment is idle;
+- ``probe``: the last health probe's outcome (1 passed, 0 failed), kept a day.
 
 Picking reads all of them in one ``read`` (one round trip), and taking a deployment is
 one ``reserve`` of its ``busy``, ``rpm`` and ``tpm`` counters, all or nothing.
@@ -31,7 +34,9 @@ WINDOW = 60.0  # seconds of an rpm/tpm window
 BUSY_TTL = 900.0  # an in-flight count untouched this long was left by a process that died
 LATENCY_TTL = 3600.0  # an average this old says nothing about the deployment now
 LATENCY_WEIGHT = 0.2  # the share of a new sample in the moving average
-FIELDS = ("busy", "rpm", "tpm", "latency", "cool")
+PROBE_TTL = 86400.0  # how long the last probe's outcome is shown
+FIELDS = ("busy", "rpm", "tpm", "latency", "cool", "seen", "probe")
+PICKING = 5  # the fields a pick reads of a group without health checks (the first five)
 
 
 @dataclass(slots=True)  # made on every call: no frozen (slower) init
@@ -44,6 +49,9 @@ class State:
     latency_ms: int | None = None
     cooling: float = 0.0  # seconds left; 0: free
     window_left: float = 0.0  # seconds until the fuller of its rpm/tpm windows ends
+    idle: bool = True  # no call or probe within its health_interval
+    probe_ok: bool | None = None  # the last health probe passed; None: none kept
+    probe_age: float = 0.0  # seconds since that probe
 
 
 def keys_of(group: Group, deployment: Deployment) -> dict[str, str]:
@@ -59,16 +67,21 @@ def _keys(group: str, spec: str) -> dict[str, str]:
 
 
 @functools.cache
-def _group_keys(group: str, specs: tuple[str, ...]) -> list[str]:
-    return [key for spec in specs for key in _keys(group, spec).values()]
+def _group_keys(group: str, specs: tuple[str, ...], width: int) -> list[str]:
+    return [key for spec in specs for key in list(_keys(group, spec).values())[:width]]
 
 
-async def read_states(store: CounterStore, group: Group) -> list[State]:
-    """Every deployment's state, in the group's order, in one read."""
-    found = await store.read(_group_keys(group.name, tuple(d.spec for d in group.deployments)))
+async def read_states(store: CounterStore, group: Group, *, health: bool = False) -> list[State]:
+    """Every deployment's state, in the group's order, in one read (its health check
+    fields only when the group has health checks, or ``health`` asks for them)."""
+    width = len(FIELDS) if health or group.probed else PICKING
+    specs = tuple(d.spec for d in group.deployments)
+    found = await store.read(_group_keys(group.name, specs, width))
     states = []
     for index in range(len(group.deployments)):
-        busy, rpm, tpm, latency, cool = found[index * 5 : index * 5 + 5]
+        fields = found[index * width : (index + 1) * width]
+        busy, rpm, tpm, latency, cool = fields[:PICKING]
+        seen, probe = fields[PICKING:] or (None, None)
         states.append(
             State(
                 busy=busy[0] if busy else 0,
@@ -77,6 +90,9 @@ async def read_states(store: CounterStore, group: Group) -> list[State]:
                 latency_ms=latency[0] if latency else None,
                 cooling=cool[1] if cool else 0.0,
                 window_left=max(rpm[1] if rpm else 0.0, tpm[1] if tpm else 0.0),
+                idle=seen is None,
+                probe_ok=None if probe is None else probe[0] == 1,
+                probe_age=0.0 if probe is None else max(0.0, PROBE_TTL - probe[1]),
             )
         )
     return states
@@ -104,3 +120,19 @@ def latency_setting(keys: dict[str, str], before: int | None, sample_ms: float) 
 def cooldown_setting(keys: dict[str, str], seconds: float) -> Setting:
     """The deployment skipped for ``seconds``."""
     return Setting(key=keys["cool"], value=1, ttl=seconds, room=False)
+
+
+def seen_charge(keys: dict[str, str], interval: float) -> Charge:
+    """A call took the deployment: not idle for ``interval`` seconds."""
+    return Charge(key=keys["seen"], amount=1, ttl=interval, refresh=True)
+
+
+def probe_claim(keys: dict[str, str], interval: float) -> Charge:
+    """The right to probe an idle deployment: taken by one caller (task or process)
+    only, and then not idle for ``interval`` seconds."""
+    return Charge(key=keys["seen"], amount=1, limit=1, ttl=interval)
+
+
+def probe_setting(keys: dict[str, str], ok: bool) -> Setting:
+    """The last health probe's outcome."""
+    return Setting(key=keys["probe"], value=1 if ok else 0, ttl=PROBE_TTL, room=False)
