@@ -213,3 +213,19 @@ def test_plugin_options_without_the_project_file(modelplug_config_dir: Path) -> 
         "live_updates": False,
     }
     assert settings.plugin_options("fallback", project=False) == {}
+
+
+def test_a_section_a_plugin_declares_in_modelplug_sections_is_not_unknown(
+    modelplug_config_dir: Path,
+) -> None:
+    write_user(modelplug_config_dir, '[deadlines.nightly]\nslow = "a/b"\n[nobodys]\nx = 1\n')
+
+    class Declares:
+        modelplug_sections = ("deadlines",)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Client(plugins=[Declares()], entry_points=False)
+    said = [str(w.message) for w in caught]
+    assert not any("[deadlines]" in m for m in said)
+    assert any("unknown settings section [nobodys]" in m for m in said)

@@ -260,6 +260,7 @@ class Client:
         known = {p.name for p in self.host.infos}
         known |= {normalize_plugin_name(p.name) for p in self.host.infos}
         known.add("http")  # core's own [http] table (modelplug.host.http_options)
+        known |= self.host.declared_sections()
         for section in self.settings.options:
             if section not in known:
                 warn(
