@@ -182,3 +182,51 @@ def test_modelplug_stream_a_plain_streamed_slow_route_works_the_same(
     assert response.model == slow
     assert response.text == "Hello, world!"
     assert wire_server.requests[0].json()["model"] == "claude-haiku-4-5"
+
+
+def test_modelplug_stream_a_status_line_about_every_minute_of_the_clock(
+    deadline_client: MakeDeadlineClient, wire_server: WireServer, fake_time: FakeTime
+) -> None:
+    # Checks at +5, +15, +35, then every 30 s up to +275: the step limit of 5 min is
+    # seen at +305, after the last of them.
+    queue_waiting_batch(wire_server, checks=11)
+    queue_fast_answer(wire_server)
+    retries: list[RetryEvent] = []
+    response = deadline_client('step_limit = "5m"').complete(
+        "nightly", "hi", on_retry=retries.append
+    )
+    assert response.model == FAST
+    status = [e for e in retries if e.outcome == "waiting" and "in_progress after" in e.message]
+    assert [e.message.split(" after ")[1][:5] for e in status] == [
+        "1 min",
+        "2 min",
+        "3 min",
+        "4 min",
+    ]
+    # Each says how long until the request moves to fast, counting down.
+    assert [e.wait_s for e in status] == sorted((e.wait_s for e in status), reverse=True)
+    assert all(0 < e.wait_s < 300 for e in status)
+
+
+def test_modelplug_stream_the_default_policy_steps_aside_for_a_programs_own(
+    make_client: Any,
+    modelplug_config_dir: Any,
+    wire_server: WireServer,
+    fake_time: FakeTime,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import modelplug_anthropic
+    import modelplug_deadline
+    from modelplug_deadline import DeadlinePolicy
+
+    from .conftest import TEST_KEY, settings_toml
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+    toml = settings_toml(wire_server, 'step_limit = "1m"')
+    (modelplug_config_dir / "config.toml").write_text(toml)
+    client = make_client(modelplug_anthropic, modelplug_deadline, DeadlinePolicy(clock=fake_time))
+    queue_waiting_batch(wire_server, checks=4)
+    queue_fast_answer(wire_server)
+    # Only the program's policy reads the fake clock: the step limit of 1 min on it is
+    # reached at +65 s (the machine's clock would wait a real minute).
+    assert client.complete("nightly", "hi").model == FAST
