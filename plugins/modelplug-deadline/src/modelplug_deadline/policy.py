@@ -11,14 +11,13 @@ import weakref
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from modelplug import ConfigError, Endpoint, Event, Request, Route, hookimpl
+from modelplug import ConfigError, Endpoint, Route, hookimpl
 
 from .clock import Clock, SystemClock
-from .steps import deadline_events
 from .table import Deadline, deadline_named
 
 if TYPE_CHECKING:
-    from modelplug import CallContext, Settings
+    from modelplug import CallContext, Event, Request, Settings
 
 __all__ = ["POLICY_KIND", "PROVIDER", "DeadlinePolicy", "default_policy"]
 
@@ -65,6 +64,8 @@ class DeadlinePolicy:
                 f"the deadline route {route.model!r} is no longer in your settings "
                 "([deadlines] tables)"
             )
+        from .steps import deadline_events  # the event types: not at resolve()
+
         switch = self.switch_time(client, deadline)
         return deadline_events(deadline, route, request, client, self.clock, switch)
 
