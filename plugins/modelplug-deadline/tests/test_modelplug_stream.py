@@ -230,3 +230,30 @@ def test_modelplug_stream_the_default_policy_steps_aside_for_a_programs_own(
     # Only the program's policy reads the fake clock: the step limit of 1 min on it is
     # reached at +65 s (the machine's clock would wait a real minute).
     assert client.complete("nightly", "hi").model == FAST
+
+
+def test_modelplug_stream_step_limit_with_every_installed_plugin_on(
+    make_client: Any,
+    modelplug_config_dir: Any,
+    wire_server: WireServer,
+    fake_time: FakeTime,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from modelplug_deadline import DeadlinePolicy
+
+    from .conftest import TEST_KEY, settings_toml
+
+    # Fallback, limits and the rest wrap the deadline route's stream and each one it
+    # opens: the cancel of the slow request passes through them, and is never retried.
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+    toml = settings_toml(wire_server, 'step_limit = "2m"')
+    (modelplug_config_dir / "config.toml").write_text(toml)
+    client = make_client(DeadlinePolicy(clock=fake_time), entry_points=True)
+    assert {"modelplug-fallback", "modelplug-limits"} <= {p.name for p in client.plugins()}
+    queue_waiting_batch(wire_server, checks=5)
+    queue_fast_answer(wire_server)
+    response = client.complete("nightly", "hi")
+    assert response.model == FAST
+    assert paths(wire_server, "POST", BATCHES) == 1
+    assert paths(wire_server, "POST", CANCEL) == 1
+    assert paths(wire_server, "POST", MESSAGES) == 1
