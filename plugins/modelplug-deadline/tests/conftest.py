@@ -118,15 +118,18 @@ def queue_fast_answer(server: WireServer) -> None:
     server.add_file(RECORDINGS / "text.sse", path=MESSAGES, content_type="text/event-stream")
 
 
-def settings_toml(server: WireServer, deadline: str, slow: str = SLOW) -> str:
+def settings_toml(server: WireServer, deadline: str, slow: str = SLOW, prices: bool = True) -> str:
     """The user's file: ``anthropic`` (and so ``anthropic-batch``) on the loopback
     server, prices for both, and ``[deadlines.nightly]`` with ``deadline``'s keys."""
+    own_prices = (
+        f'[models."{SLOW}".price]\ninput = 3\noutput = 15\n'
+        f'[models."{FAST}".price]\ninput = 3\noutput = 15\n'
+    )
     return (
         f'[providers.anthropic]\ntype = "anthropic"\nbase_url = "{server.url}"\n'
         'api_key_env = "ANTHROPIC_API_KEY"\n'
-        f'[models."{SLOW}".price]\ninput = 3\noutput = 15\n'
-        f'[models."{FAST}".price]\ninput = 3\noutput = 15\n'
-        f'[deadlines.nightly]\nslow = "{slow}"\nfast = "{FAST}"\n{deadline}\n'
+        + (own_prices if prices else "")
+        + f'[deadlines.nightly]\nslow = "{slow}"\nfast = "{FAST}"\n{deadline}\n'
     )
 
 

@@ -257,3 +257,29 @@ def test_modelplug_stream_step_limit_with_every_installed_plugin_on(
     assert paths(wire_server, "POST", BATCHES) == 1
     assert paths(wire_server, "POST", CANCEL) == 1
     assert paths(wire_server, "POST", MESSAGES) == 1
+
+
+def test_modelplug_stream_the_batch_answer_is_half_price_in_the_price_table(
+    make_client: Any,
+    modelplug_config_dir: Any,
+    wire_server: WireServer,
+    fake_time: FakeTime,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("modelplug_prices")
+    from modelplug_deadline import DeadlinePolicy
+
+    from .conftest import TEST_KEY, settings_toml
+
+    # No price in the settings: modelplug-prices' table (genai-prices) prices both.
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+    toml = settings_toml(wire_server, 'step_limit = "20m"', prices=False)
+    (modelplug_config_dir / "config.toml").write_text(toml)
+    client = make_client(DeadlinePolicy(clock=fake_time), entry_points=True)
+    queue_ending_batch(wire_server)
+    response = client.complete("nightly", "hi")
+    assert response.model == SLOW
+    assert response.cost is not None and "genai-prices" in response.cost.source
+    full = client.price(client.resolve(FAST), response.usage)
+    assert full is not None and full.amount > 0
+    assert response.cost.amount == full.amount / 2
