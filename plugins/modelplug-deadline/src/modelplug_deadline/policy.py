@@ -6,18 +6,18 @@ program, or a test, registers its own with another clock, and the default steps 
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from modelplug import ConfigError, Endpoint, Route, hookimpl
 
 from .clock import Clock, SystemClock
+from .first_calls import FirstCalls
 from .table import Deadline, deadline_named
 
 if TYPE_CHECKING:
     from modelplug import CallContext, Event, Request, Settings
+    from modelplug_kit import CounterStore
 
 __all__ = ["POLICY_KIND", "PROVIDER", "DeadlinePolicy", "default_policy"]
 
@@ -31,18 +31,18 @@ class DeadlinePolicy:
     for one request that waited ``step_limit`` on ``slow``.
 
     :param clock: the time read and waited on (Unix time; tests pass their own).
+    :param store: where the first call through each deadline route is recorded for
+        every process using it (a :class:`modelplug_kit.CounterStore`, such as
+        modelplug-limits' ``SqliteCounters``); None: each Client counts its own.
     """
 
     name = "modelplug-deadline"
     modelplug_policy = POLICY_KIND
     modelplug_sections = ("deadlines",)
 
-    def __init__(self, *, clock: Clock | None = None) -> None:
+    def __init__(self, *, clock: Clock | None = None, store: CounterStore | None = None) -> None:
         self.clock: Clock = clock if clock is not None else SystemClock()
-        self._first_calls: weakref.WeakKeyDictionary[CallContext, dict[str, float]] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._lock = threading.Lock()
+        self.first_calls = FirstCalls(store)
 
     @hookimpl(tryfirst=True)
     def modelplug_resolve(
@@ -66,21 +66,21 @@ class DeadlinePolicy:
             )
         from .steps import deadline_events  # the event types: not at resolve()
 
-        switch = self.switch_time(client, deadline)
-        return deadline_events(deadline, route, request, client, self.clock, switch)
+        return deadline_events(deadline, route, request, client, self.clock, self.switch_time)
 
-    def switch_time(self, client: CallContext, deadline: Deadline) -> float | None:
+    async def switch_time(self, client: CallContext, deadline: Deadline) -> float | None:
         """When ``deadline`` switches on ``client``: ``switch_at``, or ``switch_after``
-        from the first call through it on this client (this call when it is the first)."""
+        from the first call through it (this call when it is the first)."""
         if deadline.switch_at is not None:
             return deadline.switch_at
-        with self._lock:
-            firsts = self._first_calls.setdefault(client, {})
-            first = firsts.setdefault(deadline.name, self.clock.now())
-        return None if deadline.switch_after is None else first + deadline.switch_after
+        if deadline.switch_after is None:
+            return None
+        now = self.clock.now()
+        first = await self.first_calls.first(client, deadline.name, now, deadline.switch_after)
+        return first + deadline.switch_after
 
     def __repr__(self) -> str:
-        return f"DeadlinePolicy(clock={self.clock!r})"
+        return f"DeadlinePolicy(clock={self.clock!r}, store={self.first_calls.store!r})"
 
 
 def deadline_route(spec: str, settings: Settings, provider_type: str | None) -> Route | None:

@@ -4,7 +4,7 @@ switch, then ``fast`` when either came first."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 
     from .clock import Clock
 
-__all__ = ["Moved", "deadline_events"]
+__all__ = ["Moved", "SwitchTime", "deadline_events"]
+
+SwitchTime = Callable[["CallContext", Deadline], Awaitable[float | None]]
 
 
 @dataclass(frozen=True)
@@ -47,10 +49,11 @@ async def deadline_events(
     request: Request,
     client: CallContext,
     clock: Clock,
-    switch: float | None,
+    switch_time: SwitchTime,
 ) -> AsyncIterator[Event]:
-    """The events of one call on ``route`` (the deadline route itself), ``switch``
-    being the Unix time of the switch (None: none set)."""
+    """The events of one call on ``route`` (the deadline route itself); ``switch_time``
+    says the Unix time of the switch (None: none set)."""
+    switch = await switch_time(client, deadline)
     sent = clock.now()
     if switch is not None and sent >= switch:
         async for event in _answered(client, deadline.fast, request, route, None):
