@@ -283,3 +283,22 @@ def test_modelplug_stream_the_batch_answer_is_half_price_in_the_price_table(
     full = client.price(client.resolve(FAST), response.usage)
     assert full is not None and full.amount > 0
     assert response.cost.amount == full.amount / 2
+
+
+def test_modelplug_stream_closing_the_stream_stops_the_batch_and_never_switches(
+    deadline_client: MakeDeadlineClient, wire_server: WireServer, fake_time: FakeTime
+) -> None:
+    client = deadline_client('step_limit = "20m"')
+    queue_waiting_batch(wire_server)
+
+    async def main() -> None:
+        events = client.astream("nightly", "hi")
+        async for event in events:
+            if isinstance(event, Notice):
+                break  # the caller leaves while the batch waits
+        await events.aclose()  # type: ignore[attr-defined]
+        # The batch's cancel went out before the close returned.
+        assert paths(wire_server, "POST", CANCEL) == 1
+
+    asyncio.run(main())
+    assert paths(wire_server, "POST", MESSAGES) == 0

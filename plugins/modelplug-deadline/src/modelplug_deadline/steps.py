@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -65,11 +66,14 @@ async def deadline_events(
     slow = client.resolve(deadline.slow)
     fast = client.resolve(deadline.fast)
     outcome: Moved | None = None
-    async for item in _slow(client, slow, fast, request, route, clock, until, why):
-        if isinstance(item, Moved):
-            outcome = item
-        else:
-            yield item
+    # Closed with this stream (the caller's close, Ctrl-C), so the slow request stops
+    # at once, not when the garbage collector finds it.
+    async with aclosing(_slow(client, slow, fast, request, route, clock, until, why)) as items:
+        async for item in items:
+            if isinstance(item, Moved):
+                outcome = item
+            else:
+                yield item
     if outcome is not None:
         yield moved(slow.name, fast.name, why, outcome.waited, outcome.batch_id)
         async for event in _answered(
