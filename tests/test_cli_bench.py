@@ -46,6 +46,7 @@ def bench(
         "MODELPLUG_CONFIG": str(user),
         "MODELPLUG_DATA_DIR": str(project.parent / "data"),
         "NO_COLOR": "1",
+        "BENCH_ESCAPE": str(project.parent / "escaped.py"),
     }
     return subprocess.run(
         [sys.executable, "-m", "modelplug", "bench", *args],
@@ -73,8 +74,8 @@ def test_bench_passes_the_solver_and_fails_the_failer_on_every_task(project: Pat
     assert (failer["pass_rate"], failer["passed"], failer["cost_usd"]) == (0.0, 0, None)
     assert all(not t["runs"][0]["passed"] for t in failer["tasks"].values())
     assert not solver["tool_less"] and not failer["tool_less"]
-    # The failer wrote "../escaped.py": refused, so nothing appeared outside its copy.
-    assert not list(Path("/tmp").glob("modelplug-bench-*/escaped.py"))
+    # The failer wrote $BENCH_ESCAPE: refused, so nothing appeared outside its copy.
+    assert not (project.parent / "escaped.py").exists()
 
 
 def test_the_table_and_plot_name_every_model(project: Path) -> None:

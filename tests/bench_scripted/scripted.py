@@ -1,10 +1,13 @@
 """Two scripted models for ``modelplug bench``'s end-to-end test, loaded as a trusted
 project's local plugins: ``solver/...`` fixes each shipped task with the workspace tools
 (writes the fix, runs the tests, answers), ``failer/...`` writes a wrong fix to each
-(and tries a path outside its folder). Their steps read the task from the prompt and the
-turn from how many answers came before, so the same script serves any number of runs."""
+(and tries to write $BENCH_ESCAPE, outside its folder). Their steps read the task from
+the prompt and the turn from how many answers came before, so the same script serves
+any number of runs."""
 
 from __future__ import annotations
+
+import os
 
 from modelplug.contract.types import Price, Request, Response, ToolUseBlock
 from modelplug.testing import FakeModel, reply
@@ -55,7 +58,9 @@ def solve(request: Request) -> Response:
 
 def fail(request: Request) -> Response:
     if _turn(request) == 0:
-        escape = ToolUseBlock(name="write_file", input={"path": "../escaped.py", "content": "x"})
+        # An absolute path outside its copy (the test names it), which must be refused.
+        outside = os.environ.get("BENCH_ESCAPE", "/nonexistent/escaped.py")
+        escape = ToolUseBlock(name="write_file", input={"path": outside, "content": "x"})
         return reply(escape, *_writes(WRONG[_task(request)]))
     return reply("Done.")
 
