@@ -4,7 +4,7 @@ switch, then ``fast`` when either came first."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -91,7 +91,7 @@ async def _slow(
     clock: Clock,
     until: float | None,
     why: str,
-) -> AsyncIterator[Event | Moved]:
+) -> AsyncGenerator[Event | Moved, None]:
     """``slow``'s events until it answers, or a :class:`Moved` once ``until`` came
     first (the slow request then is stopped: a batch cancelled through the API). The
     race ends with the first output: a started answer is never thrown away."""
