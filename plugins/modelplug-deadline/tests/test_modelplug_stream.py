@@ -302,3 +302,35 @@ def test_modelplug_stream_closing_the_stream_stops_the_batch_and_never_switches(
 
     asyncio.run(main())
     assert paths(wire_server, "POST", MESSAGES) == 0
+
+
+def test_modelplug_stream_an_error_on_slow_is_the_calls_and_a_fallback_chain_takes_it(
+    make_client: Any,
+    modelplug_config_dir: Any,
+    wire_server: WireServer,
+    fake_time: FakeTime,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from modelplug_deadline import DeadlinePolicy
+    from modelplug_kit.testing import load_recording
+
+    from .conftest import ONE, RECORDINGS, TEST_KEY, batch_json, settings_toml
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+    toml = settings_toml(wire_server, 'step_limit = "20m"')
+    toml += '[fallbacks]\nnightly = ["echo"]\n[fallback]\nretries = 0\n'
+    (modelplug_config_dir / "config.toml").write_text(toml)
+    client = make_client(DeadlinePolicy(clock=fake_time), entry_points=True)
+    wire_server.add_json(batch_json(wire_server, "in_progress"), path=BATCHES)
+    wire_server.add_json(batch_json(wire_server, "ended"), path=ONE)
+    wire_server.add_json(batch_json(wire_server, "ended"), path=ONE)
+    wire_server.add(
+        load_recording(RECORDINGS / "batch_errored.jsonl"),
+        path=f"{ONE}/results",
+        content_type="application/binary",
+    )
+    response = client.complete("nightly", "hi")
+    # The batch failed (overloaded): not a deadline's move to fast, the fallback's turn.
+    assert response.model == "echo/echo"
+    assert paths(wire_server, "POST", MESSAGES) == 0
+    assert paths(wire_server, "POST", CANCEL) == 0
