@@ -79,8 +79,13 @@ def test_bench_passes_the_solver_and_fails_the_failer_on_every_task(project: Pat
 
 
 def test_the_table_and_plot_name_every_model(project: Path) -> None:
-    done = bench(project, "-m", "solver/good", "-m", "failer/bad", "--runs", "2")
+    png = project.parent / "plot.png"
+    done = bench(
+        project, "-m", "solver/good", "-m", "failer/bad", "--runs", "2", "--plot", str(png)
+    )
     assert done.returncode == 0, done.stderr
+    # A PNG when matplotlib is installed, else a line saying there is none.
+    assert png.exists() or "no PNG: matplotlib is not installed" in done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].split() == ["model", "passed", "rate", "cost", "tokens", "time"]
     assert lines[1].split()[:3] == ["solver/good", "6/6", "100%"]
@@ -212,3 +217,23 @@ def test_the_text_plot_places_each_model_by_pass_rate_and_cost() -> None:
     lines = plot_text([cheap, dear, same], width=4, height=2).splitlines()
     assert lines[2] == "  0% |    *"
     assert lines[-1].endswith("C = c/same (at *: the same point as another)")
+
+
+def test_the_png_plot_is_skipped_and_said_without_matplotlib(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    from modelplug.cli.bench import report
+
+    real = importlib.import_module
+
+    def no_matplotlib(name: str, package: str | None = None) -> object:
+        if name.startswith("matplotlib"):
+            raise ImportError(name)
+        return real(name, package)
+
+    monkeypatch.setattr(report.importlib, "import_module", no_matplotlib)
+    one = ModelResult("a/m", [RunResult("t", True, "answered", Decimal("0.01"))])
+    assert report.plot_png([one], tmp_path / "plot.png") is False
+    assert not (tmp_path / "plot.png").exists()
