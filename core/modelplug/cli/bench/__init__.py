@@ -19,17 +19,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from modelplug.cli.bench.report import ModelResult, as_json, plot_png, plot_text, table
-from modelplug.cli.bench.runner import run_task
-from modelplug.cli.bench.suggest import apply_to_text, current_names, rank, suggest, table_for
-from modelplug.cli.bench.tasks import Task, load_tasks
-from modelplug.cli.config import create_user_file
 from modelplug.contract.errors import RequestError
-from modelplug.contract.types import Route
-from modelplug.host.settings import user_config_path
 
 if TYPE_CHECKING:
+    from modelplug.cli.bench.report import ModelResult
+    from modelplug.cli.bench.tasks import Task
     from modelplug.client.client import Client
+    from modelplug.contract.types import Route
+
+# The bench's modules (pydantic types among them) are imported when it runs, not when the
+# parser is built: every other command stays as light as it was.
 
 __all__ = ["add_parser", "bench"]
 
@@ -63,6 +62,9 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def bench(args: argparse.Namespace, client: Client) -> int:
+    from modelplug.cli.bench.report import as_json, plot_png, plot_text, table
+    from modelplug.cli.bench.tasks import load_tasks
+
     if args.only_tasks and args.tasks is None:
         raise RequestError("--only-tasks needs --tasks DIR: the folder of tasks to run")
     if args.runs < 1:
@@ -102,6 +104,9 @@ def _check_pytest(tasks: list[Task]) -> None:
 def _bench_model(
     client: Client, route: Route, tasks: list[Task], runs: int, *, quiet: bool
 ) -> ModelResult:
+    from modelplug.cli.bench.report import ModelResult
+    from modelplug.cli.bench.runner import run_task
+
     tools = route.info.supports_tools is not False
     result = ModelResult(route.name, local=route.endpoint.local)
     for task in tasks:
@@ -120,6 +125,10 @@ def _bench_model(
 def _suggest(
     client: Client, results: list[ModelResult], routes: dict[str, Route], yes: bool
 ) -> None:
+    from modelplug.cli.bench.suggest import apply_to_text, current_names, rank, suggest, table_for
+    from modelplug.cli.config import create_user_file
+    from modelplug.host.settings import user_config_path
+
     ranked = rank(client, results, routes)
     print("\ncheapest first:")
     for r in ranked:
