@@ -308,6 +308,12 @@ def test_toml_block_parses_and_settings_load_cleanly(block: Block, tmp_path: Pat
     if block.first.startswith("# ~/.codex/config.toml"):  # another program's settings
         assert "model_providers" in data
         return
+    if block.first.startswith("# task.toml"):
+        from modelplug.cli.bench.tasks import load_task
+
+        (tmp_path / "task.toml").write_text(block.body)
+        assert load_task(tmp_path).check  # a bench task (docs/bench.md), not settings
+        return
     from modelplug import Client
 
     config = tmp_path / "config.toml"

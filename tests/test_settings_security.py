@@ -227,3 +227,19 @@ def test_a_section_a_plugin_declares_is_no_unknown_section(modelplug_config_dir:
         Client(entry_points=False, plugins=[Declares()])
     said = [str(w.message) for w in caught if "unknown settings section [groups]" in str(w.message)]
     assert len(said) == 1  # from the first client only
+
+
+def test_a_section_a_plugin_declares_in_modelplug_sections_is_not_unknown(
+    modelplug_config_dir: Path,
+) -> None:
+    write_user(modelplug_config_dir, '[deadlines.nightly]\nslow = "a/b"\n[nobodys]\nx = 1\n')
+
+    class Declares:
+        modelplug_sections = ("deadlines",)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Client(plugins=[Declares()], entry_points=False)
+    said = [str(w.message) for w in caught]
+    assert not any("[deadlines]" in m for m in said)
+    assert any("unknown settings section [nobodys]" in m for m in said)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from modelplug.cli import (
+    bench,
     budget,
     chat,
     config,
@@ -59,6 +60,7 @@ def build_parser(client: Client | None) -> argparse.ArgumentParser:
         "-V", "--version", action="store_true", help="print core's and each plugin's version"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    bench.add_parser(sub)
     budget.add_parser(sub)
     chat.add_parser(sub)
     config.add_parser(sub)

@@ -38,7 +38,7 @@ from modelplug.contract.errors import (
 )
 from modelplug.contract.routes import ModelInfo, Price, Provider, Route
 from modelplug.contract.settings import BUILTIN_ROLES, Settings, normalize_plugin_name, warn
-from modelplug.host.plugins import SECTIONS_ATTRIBUTE, PluginHost, PluginInfo
+from modelplug.host.plugins import PluginHost, PluginInfo
 from modelplug.host.settings import load_settings
 
 if TYPE_CHECKING:
@@ -264,8 +264,7 @@ class Client:
         known = {p.name for p in self.host.infos}
         known |= {normalize_plugin_name(p.name) for p in self.host.infos}
         known.add("http")  # core's own [http] table (modelplug.host.http_options)
-        for plugin in self.host.pm.get_plugins():  # tables a plugin declares it reads
-            known.update(getattr(plugin, SECTIONS_ATTRIBUTE, ()))
+        known |= self.host.declared_sections()
         for section in self.settings.options:
             if section not in known:
                 warn(

@@ -127,6 +127,18 @@ class PluginHost:
         """The hooks, typed as pluggy calls them (see :mod:`modelplug.contract.hook_types`)."""
         return cast("HookRelay", self.pm.hook)
 
+    def declared_sections(self) -> set[str]:
+        """The settings sections the registered plugins read beyond the one named for
+        them: a plugin (its module or object) lists them in a ``modelplug_sections``
+        tuple (modelplug-deadline's ``("deadlines",)``), so core does not warn about
+        them."""
+        sections: set[str] = set()
+        for plugin in self.pm.get_plugins():
+            named = getattr(plugin, SECTIONS_ATTRIBUTE, ())
+            if isinstance(named, tuple | list | frozenset | set):
+                sections.update(s for s in named if isinstance(s, str))
+        return sections
+
     # -- toggles ---------------------------------------------------------------------
 
     def decide(self, name: str, source: Source) -> tuple[bool, str]:

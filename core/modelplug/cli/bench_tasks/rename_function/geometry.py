@@ -1,0 +1,3 @@
+def area_of(width, height):
+    """The area of a width by height rectangle."""
+    return width * height
