@@ -24,7 +24,16 @@ from modelplug import find_policies, hookimpl
 if TYPE_CHECKING:
     import argparse
 
-    from modelplug import CallContext, Embeddings, EmbedRequest, Event, Request, Route
+    from modelplug import (
+        CallContext,
+        Embeddings,
+        EmbedRequest,
+        Event,
+        Request,
+        Route,
+        TranscribeRequest,
+        Transcript,
+    )
 
     from .errors import BudgetExceededError, UnknownPriceError
     from .policy import LimitsPolicy
@@ -40,6 +49,7 @@ __all__ = [
     "modelplug_describe_route",
     "modelplug_embed",
     "modelplug_stream",
+    "modelplug_transcribe",
 ]
 
 modelplug_policy = "limits"
@@ -90,6 +100,20 @@ def modelplug_embed(
     if any(isinstance(p, LimitsPolicy) for p in find_policies(client, modelplug_policy)):
         return (yield)
     return (yield from default_policy().embed_wrapper(route, request, client))
+
+
+@hookimpl(wrapper=True, trylast=True)
+def modelplug_transcribe(
+    route: Route, request: TranscribeRequest, client: CallContext
+) -> Generator[None, Awaitable[Transcript] | None, Awaitable[Transcript] | None]:
+    """Reserve one request and the transcript's estimate before each transcription
+    attempt (waiting or refusing as for chat), settle with the usage and cost it
+    reported. A program's own LimitsPolicy applies instead when it registered one."""
+    from .policy import LimitsPolicy, default_policy
+
+    if any(isinstance(p, LimitsPolicy) for p in find_policies(client, modelplug_policy)):
+        return (yield)
+    return (yield from default_policy().transcribe_wrapper(route, request, client))
 
 
 @hookimpl

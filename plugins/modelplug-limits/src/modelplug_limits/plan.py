@@ -20,9 +20,9 @@ from .money import from_nano, to_nano
 from .options import Budget, LimitsOptions
 
 if TYPE_CHECKING:
-    from modelplug import CallContext, EmbedRequest, Request, Route
+    from modelplug import CallContext, EmbedRequest, Request, Route, TranscribeRequest
 
-__all__ = ["Plan", "period_window", "plan_attempt", "plan_embed"]
+__all__ = ["Plan", "period_window", "plan_attempt", "plan_embed", "plan_transcribe"]
 
 TOTAL_TTL = 400 * 86400.0  # a total budget's counter outlives a year of silence
 WINDOW_GRACE = 1.0  # seconds a rate window's counter outlives the window
@@ -155,6 +155,21 @@ def plan_embed(
     # The same estimate as a chat's text, plus a little per input for its separators.
     chars = sum(len(text) + 8 for text in request.inputs)
     return _plan(options, route, estimate_tokens(chars), 0, client, now)
+
+
+def plan_transcribe(
+    options: LimitsOptions,
+    route: Route,
+    request: TranscribeRequest,
+    client: CallContext,
+    now: float,
+) -> Plan:
+    """The charges of one transcription attempt: its prompt's estimate in, the model's
+    most output tokens out (the audio's length is not known before the server says,
+    so the text it becomes is reserved as a chat's answer is, by its ceiling)."""
+    sent = estimate_tokens(len(request.prompt or "") + 8)
+    max_out = route.info.max_output_tokens or options.default_max_tokens
+    return _plan(options, route, sent, max_out, client, now)
 
 
 def _plan(

@@ -15,7 +15,7 @@ import time
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Mapping
 from inspect import iscoroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from modelplug import (
     Cost,
@@ -26,6 +26,8 @@ from modelplug import (
     Offer,
     Response,
     Splice,
+    TranscribeRequest,
+    Transcript,
     Usage,
     hookimpl,
 )
@@ -35,7 +37,7 @@ from .errors import rate_limited
 from .headers import room_from_headers
 from .money import to_nano
 from .options import LimitsOptions, load_options
-from .plan import Plan, budget_error, plan_attempt, plan_embed
+from .plan import Plan, budget_error, plan_attempt, plan_embed, plan_transcribe
 from .stores import choose_store, close_sqlite_counters, store_for
 
 if TYPE_CHECKING:
@@ -47,7 +49,9 @@ POLICY_KIND = "limits"
 
 HookWrapper = Generator[None, "AsyncIterator[Event] | None", "AsyncIterator[Event] | None"]
 EmbedWrapper = Generator[None, "Awaitable[Embeddings] | None", "Awaitable[Embeddings] | None"]
+TranscribeWrapper = Generator[None, "Awaitable[Transcript] | None", "Awaitable[Transcript] | None"]
 Sleep = Callable[[float], Awaitable[Any]]
+Answer = TypeVar("Answer", Embeddings, Transcript)  # what a call without a stream returns
 
 
 class LimitsPolicy:
@@ -90,6 +94,12 @@ class LimitsPolicy:
         self, route: Route, request: EmbedRequest, client: CallContext
     ) -> EmbedWrapper:
         return (yield from self.embed_wrapper(route, request, client))
+
+    @hookimpl(wrapper=True, trylast=True)
+    def modelplug_transcribe(
+        self, route: Route, request: TranscribeRequest, client: CallContext
+    ) -> TranscribeWrapper:
+        return (yield from self.transcribe_wrapper(route, request, client))
 
     @hookimpl
     def modelplug_close(self, client: CallContext) -> None:
@@ -137,9 +147,42 @@ class LimitsPolicy:
     ) -> Embeddings:
         """Reserve (waiting silently while there is no room: an embedding call has no
         stream to say so on), await the provider, settle with what it reported."""
-        pending: Awaitable[Embeddings] | None = waiting
+
+        def plan() -> Plan:
+            return plan_embed(options, route, request, client, self.clock())
+
+        return await self.guard_call(waiting, plan, client, options, store)
+
+    def transcribe_wrapper(
+        self, route: Route, request: TranscribeRequest, client: CallContext
+    ) -> TranscribeWrapper:
+        """The body of a ``wrapper=True`` ``modelplug_transcribe``: reserve one request
+        and the transcript's estimate before the provider's call, settle its usage and
+        cost after (as for an embedding call)."""
+        waiting = yield
+        if waiting is None:
+            return None
+        options, store = self.setup(client)
+
+        def plan() -> Plan:
+            return plan_transcribe(options, route, request, client, self.clock())
+
+        return self.guard_call(waiting, plan, client, options, store)
+
+    async def guard_call(
+        self,
+        waiting: Awaitable[Answer],
+        make_plan: Callable[[], Plan],
+        client: CallContext,
+        options: LimitsOptions,
+        store: CounterStore,
+    ) -> Answer:
+        """Reserve for a call without a stream (waiting silently while there is no
+        room: there is no stream to say so on), await the provider, settle with the
+        usage and cost it reported."""
+        pending: Awaitable[Answer] | None = waiting
         try:
-            plan = plan_embed(options, route, request, client, self.clock())
+            plan = make_plan()
             while True:
                 outcome = await store.reserve(plan.charges)
                 if outcome.refused is None:
@@ -148,7 +191,7 @@ class LimitsPolicy:
                     await store.settle(plan.refund(), [])
                 else:
                     await self.sleep(self.refusal(plan, outcome, options))
-                plan = plan_embed(options, route, request, client, self.clock())
+                plan = make_plan()
             pending = None
             try:
                 result = await waiting
@@ -280,7 +323,8 @@ class LimitsPolicy:
         client: CallContext,
         store: CounterStore,
     ) -> str | None:
-        """:meth:`settle` for what an answer reported (a Response's or an Embeddings')."""
+        """:meth:`settle` for what an answer reported (a Response's, Embeddings' or a
+        Transcript's)."""
         adjust: list[Charge] = []
         if usage.reported:
             used = usage.total_input + usage.output
