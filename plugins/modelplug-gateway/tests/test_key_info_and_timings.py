@@ -184,3 +184,85 @@ def test_the_messages_and_responses_shapes_carry_the_headers_too(
     for headers in (message.headers, stream_headers, responses.headers):
         assert all(name in headers for name in TIMING_HEADERS)
         assert _ms(headers, "x-corrallm-load-ms") == 0
+
+
+def _llamacpp_upstream(wire_server: WireServer, tmp_path: Path, answers: int) -> Client:
+    """A Client whose ``lab`` is a llama.cpp server answering ``answers`` recorded streams."""
+    for _ in range(answers):
+        wire_server.add_file(RECORDINGS / "llamacpp_draft_timings.sse")
+    return Client(
+        enable=["modelplug-openai-compat"],
+        config={
+            "providers": {
+                "lab": {
+                    "type": "openai-compatible",
+                    "base_url": wire_server.url + "/v1",
+                    "server": "llamacpp",
+                }
+            }
+        },
+        user_config=tmp_path / "none.toml",
+        project_dir="/",
+        environ={"MODELPLUG_DATA_DIR": str(tmp_path / "up")},
+    )
+
+
+def _said(timings: Any) -> None:
+    """llama.cpp's figures from the recording, and the gateway's three facts."""
+    assert (timings["prompt_n"], timings["cache_n"], timings["draft_n_accepted"]) == (18, 12, 365)
+    assert timings["load_ms"] == 0 and timings["queued_ms"] >= 0
+    assert timings["upstream_ttfb_ms"] >= 0
+
+
+def test_the_messages_shape_carries_the_timings_in_its_body_and_final_message_delta(
+    make_gateway: Any, serve: Any, wire_server: WireServer, tmp_path: Path
+) -> None:
+    upstream = _llamacpp_upstream(wire_server, tmp_path, answers=2)
+    with serve(make_gateway(client=upstream)) as url:
+        claude = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
+        message = claude.messages.create(model="lab/qwen3", max_tokens=64, messages=HELLO)
+        events = list(
+            claude.messages.create(model="lab/qwen3", max_tokens=64, messages=HELLO, stream=True)
+        )
+    assert message.model_extra is not None
+    _said(message.model_extra["timings"])
+    deltas = [e for e in events if e.type == "message_delta"]
+    assert len(deltas) == 1 and deltas[0].model_extra is not None
+    _said(deltas[0].model_extra["timings"])
+
+
+def test_the_responses_shape_carries_the_timings_in_its_response_object(
+    make_gateway: Any, serve: Any, wire_server: WireServer, tmp_path: Path
+) -> None:
+    upstream = _llamacpp_upstream(wire_server, tmp_path, answers=2)
+    with serve(make_gateway(client=upstream)) as url:
+        sdk = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
+        plain = sdk.responses.create(model="lab/qwen3", input="hello")
+        events = list(sdk.responses.create(model="lab/qwen3", input="hello", stream=True))
+    assert plain.model_extra is not None
+    _said(plain.model_extra["timings"])
+    completed = [e for e in events if e.type == "response.completed"]
+    assert len(completed) == 1
+    final = completed[0].response  # type: ignore[union-attr]
+    assert final.model_extra is not None
+    _said(final.model_extra["timings"])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_upstream_error_answer_carries_the_timing_headers(
+    make_gateway: Any, serve: Any, wire_server: WireServer, tmp_path: Path, stream: bool
+) -> None:
+    """Admitted, dispatched, refused upstream: the time held and loading are known (no
+    upstream event came, so no ttfb)."""
+    upstream = _llamacpp_upstream(wire_server, tmp_path, answers=0)
+    # Invented answer in llama.cpp's error body shape (its server's format_error_response).
+    refused = {"error": {"code": 429, "message": "busy", "type": "rate_limit_error"}}
+    wire_server.add_json(refused, status=429)
+    with serve(make_gateway(client=upstream)) as url:
+        sdk = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
+        with pytest.raises(openai.RateLimitError) as raised:
+            sdk.chat.completions.create(model="lab/qwen3", messages=HELLO, stream=stream)
+    headers = raised.value.response.headers
+    assert _ms(headers, "x-corrallm-load-ms") == 0
+    _ms(headers, "x-corrallm-queued-ms")
+    assert "x-corrallm-upstream-ttfb-ms" not in headers

@@ -487,25 +487,25 @@ class Gateway:
             # A structured answer cut at max_tokens: the answer it is, stopped for length.
             cut = cut_answer(exc)
             if cut is None:
-                return await self.send_failure(send, shape, exc), None
+                return await self.send_failure(send, shape, exc, clock=clock), None
             response = cut
         except TruncatedToolCallError as exc:
             # A tool call cut at max_tokens: the answer it is, stopped for length, the
             # cut call left out (the caller's SDK reads the length stop as its own).
             if exc.partial is None:  # core always sets it; without one it is the error
                 failed.note(exc, sent_to)
-                return await self.send_failure(send, shape, exc, failed.route), None
+                return await self.send_failure(send, shape, exc, failed.route, clock), None
             response = exc.partial
         except ModelError as exc:
             failed.note(exc, sent_to)
-            return await self.send_failure(send, shape, exc, failed.route), exc.partial
+            return await self.send_failure(send, shape, exc, failed.route, clock), exc.partial
         except asyncio.CancelledError:
             if watch.gone:
                 self.metrics.error("aborted")
                 return 499, None
             raise
         except Exception as exc:  # a bad spec or settings: before any upstream call
-            return await self.send_failure(send, shape, exc), None
+            return await self.send_failure(send, shape, exc, clock=clock), None
         finally:
             watch.stop()
         answered = time.perf_counter()
@@ -534,7 +534,7 @@ class Gateway:
         try:
             route = self.routes.get(parsed.model)
         except Exception as exc:  # a bad spec or settings: before any upstream call
-            return await self.send_failure(send, shape, exc), None
+            return await self.send_failure(send, shape, exc, clock=clock), None
         request, dropped = self._fit(parsed, route)
         clock.dispatch()
         tap = _Tap(self.client.astream(route, request), route.name, clock)
@@ -550,7 +550,7 @@ class Gateway:
             except ModelError as exc:
                 watch.stop()
                 failed.note(exc, tap.answering)
-                return await self.send_failure(send, shape, exc, failed.route), exc.partial
+                return await self.send_failure(send, shape, exc, failed.route, clock), exc.partial
             except asyncio.CancelledError:
                 if watch.gone:
                     self.metrics.error("aborted")
@@ -558,7 +558,7 @@ class Gateway:
                 raise
             except Exception as exc:
                 watch.stop()
-                return await self.send_failure(send, shape, exc), None
+                return await self.send_failure(send, shape, exc, clock=clock), None
             headers = list(_SSE)
             # The route answering when the stream begins (after any fallback so far).
             headers.append((b"x-modelplug-route", tap.answering.encode()))
@@ -639,11 +639,17 @@ class Gateway:
         self.metrics.overhead.observe(overhead)
 
     async def send_failure(
-        self, send: Send, shape: Shape, exc: Exception, route: str | None = None
+        self,
+        send: Send,
+        shape: Shape,
+        exc: Exception,
+        route: str | None = None,
+        clock: CallClock | None = None,
     ) -> int:
         """Answer a failed call in ``shape`` as :func:`.errors.failure_for` says (a
         non-modelplug exception is a bug: raised on), naming ``route`` (else the
-        error's) in ``x-modelplug-route``; returns the status."""
+        error's) in ``x-modelplug-route`` and, for an admitted call, where its time went
+        (``clock``'s headers, as far as known); returns the status."""
         failure = failure_for(exc, shape.name)
         if failure is None:
             raise exc
@@ -656,6 +662,8 @@ class Gateway:
             route = named.name if named is not None else None
         if route is not None:
             extra.append((b"x-modelplug-route", route.encode()))
+        if clock is not None:
+            extra.extend(clock.headers())
         await self.send_error(
             send,
             shape,

@@ -13,15 +13,18 @@ names them (the kit's :data:`modelplug_kit.TIMING_HEADERS`), in milliseconds:
   then; a stream whose first frame came before it (a notice) leaves it out of the
   headers and gives it at the end.
 
-The answer's ``timings`` (the Response's, and the Chat Completions shape's final chunk
-and body) holds the upstream's own figures (llama.cpp's ``timings``) with these three
-put in place of any the upstream reported.
+The answer's ``timings`` (the Response's, and in every shape's body and stream end: the
+Chat Completions final chunk, the Messages ``message_delta``, the Responses response
+object) holds the upstream's own figures (llama.cpp's ``timings``) with these three put
+in place of any the upstream reported. An error answered after admission carries the
+headers as far as they are known (queued and load; ttfb when the upstream's first event
+came before the failure).
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from modelplug import Response, Timings
 from modelplug_kit import LOAD_HEADER, QUEUED_HEADER, UPSTREAM_TTFB_HEADER
@@ -29,7 +32,16 @@ from modelplug_kit import LOAD_HEADER, QUEUED_HEADER, UPSTREAM_TTFB_HEADER
 if TYPE_CHECKING:
     from modelplug import Event
 
-__all__ = ["CallClock"]
+__all__ = ["CallClock", "timings_field"]
+
+
+def timings_field(response: Response) -> dict[str, Any]:
+    """``{"timings": ...}``: where the time went, in llama.cpp's names and the gateway's;
+    empty when nothing is known. Each shape spreads it into its answer."""
+    if response.timings is None:
+        return {}
+    said = response.timings.model_dump(exclude_none=True)
+    return {"timings": said} if said else {}
 
 
 def _ms(seconds: float) -> float:

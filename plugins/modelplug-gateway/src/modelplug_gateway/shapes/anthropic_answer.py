@@ -13,6 +13,7 @@ from typing import Any
 
 from modelplug import Block, OpaqueBlock, Response, TextBlock, ThinkingBlock, ToolUseBlock, Usage
 
+from ..call_timings import timings_field
 from ..errors import ANTHROPIC_TYPES
 
 __all__ = [
@@ -122,4 +123,5 @@ def message_json(response: Response, model: str) -> dict[str, Any]:
         "stop_reason": stop_reason(response),
         "stop_sequence": stop_sequence(response),
         "usage": usage_json(response.usage),
+        **timings_field(response),  # beside usage, as the chat shape puts it
     }

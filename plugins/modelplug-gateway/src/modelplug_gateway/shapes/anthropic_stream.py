@@ -6,9 +6,10 @@ each ToolCallStart. What only the final Response knows is written when Done come
 thinking block's signature (``signature_delta``), a tool call's input (one
 ``input_json_delta`` with the whole JSON: modelplug has no event for input pieces),
 blocks that were never streamed (redacted thinking, server-tool blocks), then
-``message_delta`` with the stop reason and usage, and ``message_stop``. So a thinking
-block and a tool call stay open until then while later blocks stream at their own
-indices; the SDKs read blocks by index, so the message they build is the API's.
+``message_delta`` with the stop reason, usage and the call's ``timings``, and
+``message_stop``. So a thinking block and a tool call stay open until then while later
+blocks stream at their own indices; the SDKs read blocks by index, so the message they
+build is the API's.
 
 A ModelplugError after the first frame becomes ``event: error`` (its type from
 :mod:`modelplug_gateway.errors`) and ends the stream; one raised before any frame
@@ -36,6 +37,7 @@ from modelplug import (
     ToolUseBlock,
 )
 
+from ..call_timings import timings_field
 from ..errors import failure_for
 from .anthropic_answer import block_json, stop_reason, stop_sequence, usage_json
 
@@ -165,9 +167,9 @@ class _Writer:
         if cost is not None and cost.currency == "USD":
             usage["modelplug_cost_usd"] = str(cost.amount)
         delta = {"stop_reason": stop_reason(response), "stop_sequence": stop_sequence(response)}
-        out.append(
-            frame("message_delta", {"type": "message_delta", "delta": delta, "usage": usage})
-        )
+        # The timings are known only now: on the last event that says anything.
+        ending = {"type": "message_delta", "delta": delta, "usage": usage}
+        out.append(frame("message_delta", {**ending, **timings_field(response)}))
         out.append(_MESSAGE_STOP)
         return b"".join(out)
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from modelplug import ModelplugError  # here, not per call (loaded with the plugin)
 
+from ..call_timings import timings_field
 from ..errors import failure_for, openai_code
 from .base import Parsed, ShapeError
 
@@ -166,7 +167,7 @@ class OpenAIChat:
                 }
             ],
             "usage": usage_body(response.usage),
-            **_timings_field(response),
+            **timings_field(response),
         }
 
     async def stream(
@@ -228,7 +229,7 @@ class OpenAIChat:
                     if calls:
                         yield chunk(dumps({"tool_calls": calls}))
                     finish = dumps(FINISH.get(response.stop_reason, "stop"))
-                    timings = _timings_field(response)
+                    timings = timings_field(response)
                     if timings:
                         # Beside choices, as llama.cpp puts its own on its last chunk.
                         tail = '"choices":[{"index":0,"delta":{},"finish_reason":' + finish
@@ -279,15 +280,6 @@ def usage_body(usage: Usage) -> dict[str, Any]:
         "prompt_tokens_details": {"cached_tokens": usage.cache_read},
         "completion_tokens_details": {"reasoning_tokens": usage.reasoning},
     }
-
-
-def _timings_field(response: Response) -> dict[str, Any]:
-    """``{"timings": ...}``: where the time went, in llama.cpp's names and the gateway's
-    (see :mod:`..call_timings`); empty when nothing is known."""
-    if response.timings is None:
-        return {}
-    said = response.timings.model_dump(exclude_none=True)
-    return {"timings": said} if said else {}
 
 
 def _modelplug_fields(response: Response) -> dict[str, Any]:

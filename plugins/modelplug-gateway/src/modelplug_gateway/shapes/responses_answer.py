@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 # At the top, not in the functions: they run on every call (modelplug is loaded anyway).
 from modelplug import OpaqueBlock, TextBlock, ThinkingBlock, ToolUseBlock
 
+from ..call_timings import timings_field
 from ..errors import openai_code
 from .reasoning_items import is_reasoning, reasoning_item
 from .responses_request import arguments_json
@@ -178,7 +179,7 @@ def answer_json(response: Response, model: str, parsed: Parsed | None) -> dict[s
     """The non-streamed answer."""
     echo = parsed.echo if parsed is not None else {}
     status, incomplete = status_of(response)
-    return response_json(
+    answer = response_json(
         new_id("resp_"),
         model,
         echo,
@@ -187,6 +188,7 @@ def answer_json(response: Response, model: str, parsed: Parsed | None) -> dict[s
         usage=usage_json(response.usage),
         incomplete=incomplete,
     )
+    return {**answer, **timings_field(response)}  # where the time went, as the chat shape's
 
 
 def error_body(status: int, kind: str, message: str, code: str | None = None) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from modelplug import (
     ToolUseBlock,
 )
 
+from ..call_timings import timings_field
 from ..errors import failure_for
 from .base import Parsed
 from .reasoning_items import is_reasoning, reasoning_item
@@ -124,15 +125,18 @@ class _Writer:
         usage: dict[str, Any] | None = None,
         incomplete: dict[str, Any] | None = None,
         error: dict[str, Any] | None = None,
+        timings: dict[str, Any] | None = None,
     ) -> str:
         """``"response":{...}``: the response object as it stands, encoded (what it
         restates of the request, and each item, encoded once a stream)."""
         output = ",".join(self.final[i] for i in sorted(self.final))
+        timed = f'"timings":{_dumps(timings)},' if timings else ""
         return (
             f'"response":{{"id":"{self.id}","object":"response","created_at":{self.created_at},'
             f'"status":"{status}","error":{_dumps(error) if error else "null"},'
             f'"incomplete_details":{_dumps(incomplete) if incomplete else "null"},'
             f'"output":[{output}],"usage":{_usage(usage)},'
+            f"{timed}"
             f"{self.restated}}}"
         )
 
@@ -283,7 +287,8 @@ class _Writer:
         status, incomplete = status_of(response)
         name = "response.completed" if status == "completed" else "response.incomplete"
         usage = usage_json(response.usage)
-        out.append(self.frame(name, self._response(status, usage, incomplete)))
+        timings = timings_field(response).get("timings")  # known only at the end
+        out.append(self.frame(name, self._response(status, usage, incomplete, timings=timings)))
         return b"".join(out)
 
     def _held_back(self, texts: list[TextBlock]) -> bytes:
