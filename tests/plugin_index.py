@@ -185,13 +185,14 @@ def serving(directory: Path) -> Iterator[PluginIndex]:
 
 
 def throwaway_venv(where: Path) -> Path:
-    """A virtual environment (without pip of its own) that sees the development venv's
-    packages, so modelplug runs in it and ``python -m pip`` installs into it, with
-    nothing downloaded. Its site-packages holds ``dev-packages.pth`` with the path lines
-    (never an ``import`` line) of the development environment: its site-packages and the
-    source directories its editable installs add, which a path line alone would not
-    reach (``.pth`` files are read only in site directories). Returns its python."""
-    venv.create(where, with_pip=False, symlinks=True)
+    """A virtual environment with its own pip (ensurepip's bundled wheel: nothing
+    downloaded; the environment tox makes has no pip to lend) that sees the development
+    venv's packages, so modelplug runs in it and ``python -m pip`` installs into it. Its
+    site-packages holds ``dev-packages.pth`` with the path lines (never an ``import``
+    line) of the development environment: its site-packages and the source directories
+    its editable installs add, which a path line alone would not reach (``.pth`` files
+    are read only in site directories). Returns its python."""
+    venv.create(where, with_pip=True, symlinks=True)
     python = where / "bin" / "python"
     site_dir = Path(
         subprocess.run(
