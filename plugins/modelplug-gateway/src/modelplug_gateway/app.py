@@ -335,6 +335,16 @@ class Gateway:
             raise ShapeError("the body must be a JSON object")
         return data
 
+    def check_served(self, model: str) -> None:
+        """A 404 (ShapeError) for a model outside the gateway's ``models`` list."""
+        if self.allowed is not None and model not in self.allowed:
+            raise ShapeError(
+                f"model {model!r} is not served here (see GET /v1/models)",
+                status=404,
+                kind="not_found_error",
+                param="model",
+            )
+
     def precheck(self, scope: Scope) -> None:
         """The gate's refusal of a caller on its headers alone (Refusal), when the gate
         has one: called before the body is read, so a caller who cannot be admitted
@@ -407,13 +417,7 @@ class Gateway:
                 elif shape.name == "responses" and len(parsed.request.messages) > 1:
                     # (A single prompt sends no reasoning back: nothing to mark.)
                     parsed = mark_replay_target(parsed, self.client, parsed.own_types)
-                if self.allowed is not None and parsed.model not in self.allowed:
-                    raise ShapeError(
-                        f"model {parsed.model!r} is not served here (see GET /v1/models)",
-                        status=404,
-                        kind="not_found_error",
-                        param="model",
-                    )
+                self.check_served(parsed.model)
                 asked = parsed.model
                 admitting = time.perf_counter()
                 ticket = await self.admit(scope, parsed.model, parsed.request)

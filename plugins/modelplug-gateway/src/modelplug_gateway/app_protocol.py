@@ -42,6 +42,10 @@ class GatewayApp(Protocol):
         """Refuse, before the body is read, a caller who cannot be admitted."""
         ...
 
+    def check_served(self, model: str) -> None:
+        """Refuse (a 404 ShapeError) a model outside the gateway's ``models`` list."""
+        ...
+
     async def read_json(self, scope: Scope, receive: Receive) -> dict[str, Any]:
         """The request body as a JSON object (bounded in size and time)."""
         ...

@@ -66,13 +66,7 @@ async def handle(gateway: GatewayApp, scope: Scope, receive: Receive, send: Send
             parsed = parse_count_request(await gateway.read_json(scope, receive))
             model = parsed.model
             check_model(model)
-            if gateway.allowed is not None and model not in gateway.allowed:
-                raise ShapeError(
-                    f"model {model!r} is not served here (see GET /v1/models)",
-                    status=404,
-                    kind="not_found_error",
-                    param="model",
-                )
+            gateway.check_served(model)
             ticket = await gateway.admit(scope, model)
         except ShapeError as exc:
             status = exc.status

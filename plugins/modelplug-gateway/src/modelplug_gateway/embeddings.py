@@ -83,13 +83,7 @@ async def handle(gateway: GatewayApp, scope: Scope, receive: Receive, send: Send
             gateway.precheck(scope)  # who cannot be admitted: refused before the body
             body = await gateway.read_json(scope, receive)
             model, inputs, dimensions, encoding = parse_embeddings(body)
-            if gateway.allowed is not None and model not in gateway.allowed:
-                raise ShapeError(
-                    f"model {model!r} is not served here (see GET /v1/models)",
-                    status=404,
-                    kind="not_found_error",
-                    param="model",
-                )
+            gateway.check_served(model)
             ticket = await gateway.admit(scope, model)
         except ShapeError as exc:
             status = exc.status
