@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelplug_anthropic.counting import CountReplyError, read_input_tokens
 from modelplug_kit.testing import WireServer
@@ -95,6 +95,9 @@ def test_an_overloaded_server_is_none_this_time_only(
     assert client.count_prompt("anthropic/claude-sonnet-4-6", "a") == 2095
 
 
+# The first draw pays for hypothesis' own warm-up: slow on a loaded machine, not a
+# slow strategy.
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(
     st.dictionaries(
         st.sampled_from(["input_tokens", "x"]),

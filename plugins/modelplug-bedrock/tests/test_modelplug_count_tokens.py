@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelplug_bedrock.counting import CountReplyError, read_input_tokens
 
@@ -76,6 +76,9 @@ def test_a_404_is_none_and_not_asked_again(client: Any, wire_server: Any) -> Non
     assert len(wire_server.requests) == 1
 
 
+# The first draw pays for hypothesis' own warm-up: slow on a loaded machine, not a
+# slow strategy.
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(
     st.dictionaries(
         st.sampled_from(["inputTokens", "x"]),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelplug_gemini.counting import CountReplyError, read_total_tokens
 from modelplug_kit.testing import WireServer
@@ -91,6 +91,9 @@ def test_a_server_error_is_none_this_time_only(
     assert client.count_tokens("gemini/gemini-2.5-flash", "a") == 10
 
 
+# The first draw pays for hypothesis' own warm-up: slow on a loaded machine, not a
+# slow strategy.
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(
     st.dictionaries(
         st.sampled_from(["totalTokens", "x"]),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelplug_kit.testing import WireServer
 from modelplug_openai_compat.counting import CountReplyError, read_count, read_prompt
@@ -126,6 +126,9 @@ JSON = st.recursive(
 )
 
 
+# The first draw pays for hypothesis' own warm-up: slow on a loaded machine, not a
+# slow strategy.
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(st.dictionaries(st.sampled_from(["count", "tokens", "prompt", "x"]), JSON))
 def test_a_count_reply_is_a_count_or_a_reply_error(data: dict[str, Any]) -> None:
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelplug_kit.testing import WireServer
 from modelplug_openai.counting import CountReplyError, read_input_tokens
@@ -79,6 +79,9 @@ def test_a_rate_limit_is_none_this_time_only(responses: Any, wire_server: WireSe
     assert client.count_prompt("wire/gpt-5", "a") == 42
 
 
+# The first draw pays for hypothesis' own warm-up: slow on a loaded machine, not a
+# slow strategy.
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(
     st.dictionaries(
         st.sampled_from(["input_tokens", "object"]),
