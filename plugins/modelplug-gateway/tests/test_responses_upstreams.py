@@ -392,3 +392,27 @@ def test_another_models_reasoning_is_not_passed_through_to_a_responses_upstream(
         sdk_for(url).responses.create(model="up/gpt-5", **{**CODEX_LIKE, "input": items})
     sent = wire_server.requests[0].json()["input"]
     assert sent == CODEX_LIKE["input"]  # everything as sent but Claude's reasoning
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "openai-responses"])
+def test_a_web_search_kept_to_cached_results_never_becomes_a_live_one(
+    make_gateway: Any, serve: Any, wire_server: WireServer, tmp_path: Path, kind: str
+) -> None:
+    # The Codex CLI's default tool (its recorded body): external_web_access false asks
+    # for cached results only. Claude's web search fetches the live web, so it is not
+    # asked for; a Responses upstream is sent the tool as it came and keeps to it.
+    cached = {"type": "web_search", "external_web_access": False}
+    wire_server.add_file(RECORDINGS / UPSTREAMS[kind][3], content_type=SSE)
+    client = upstream_client(kind, wire_server, tmp_path)
+    with serve(make_gateway(client=client)) as url:
+        raw = sdk_for(url).responses.with_raw_response.create(
+            model="up/m", input="Hi", tools=[TOOLS[0], cached]
+        )
+    sent = wire_server.requests[0].json()
+    if kind == "anthropic":
+        assert raw.headers["x-modelplug-dropped"] == "tools.web_search"
+        assert [t.get("name") for t in sent["tools"]] == ["get_weather"]
+    else:
+        assert "x-modelplug-dropped" not in raw.headers
+        assert sent["tools"] == [TOOLS[0], cached]
+    assert UPSTREAMS[kind][4] in raw.parse().output_text

@@ -13,7 +13,8 @@ files by id, and a malformed body (the field named by its path, ``input.2.call_i
 
 What the neutral Request has no field for is not refused, so an agent still runs:
 tool types other than ``function`` and ``web_search`` (the Codex CLI's ``namespace``,
-``custom``, ``local_shell``...), input items of other types (the calls and outputs of
+``custom``, ``local_shell``...), a ``web_search`` with ``external_web_access: false``
+(no other provider's search keeps to cached results), input items of other types (the calls and outputs of
 those tools, ``tool_search_output``...), ``text.verbosity`` and top-level fields this
 module does not know. Their names go into ``Parsed.unserved`` (an upstream of another
 type drops them and the answer's ``x-modelplug-dropped`` header names them) and the
@@ -309,6 +310,11 @@ def _tools(value: Any, unserved: list[str]) -> tuple[list[dict[str, Any]], list[
             if tool.get("parameters") is not None:
                 spec["input_schema"] = _obj(tool["parameters"], f"{where}.parameters")
             tools.append(spec)
+        elif kind.startswith("web_search") and tool.get("external_web_access") is False:
+            # Cached results only (the Codex CLI's default): the other providers' searches
+            # fetch the live web, which the caller turned off, so only a Responses
+            # upstream, which is sent the tool as it came, runs this one.
+            unserved.append("tools.web_search")
         elif kind.startswith("web_search"):
             entry: dict[str, Any] = {"type": "web_search"}
             filters = tool.get("filters")
