@@ -3,6 +3,7 @@ and its cost per byte: core's default detector (modelplug.builtin.loop_detector)
 a call's run feeds it, in deltas of 1 to 16 characters, a scan every 256 characters.
 
     python bench/repetition.py [--answers FILE.json ...] [--extra DIR ...] [--max-mb 40]
+                               [--min-scans N]
 
 Real texts, read from this machine (whatever of them exists):
 
@@ -15,9 +16,11 @@ Real texts, read from this machine (whatever of them exists):
 
 None may trip: each trip is printed with its file, period, copies and sample. Then a
 loop is appended to real texts (a block cut from the text itself, of 24 to 1,000
-bytes, repeated 40 times) and the bytes from the loop's start to the trip are printed
-beside the least the thresholds need. Printed: texts, bytes and trips per kind; the
-detection delays; CPU microseconds per kilobyte of text (scans included).
+bytes, repeated 40 times and over 4 KB) and the bytes from the loop's start to the trip
+are printed beside the least the thresholds need (the guard cuts ``min_scans`` scans
+after that: the first that sees the run and the next that finds it grown). Printed:
+texts, bytes and trips per kind; the detection delays; CPU microseconds per kilobyte of
+text (scans included).
 """
 
 from __future__ import annotations
@@ -152,7 +155,7 @@ def detection(kinds: dict[str, list[tuple[str, str]]]) -> None:
     rng = random.Random(7)
     hosts = [text for texts in kinds.values() for _, text in texts if len(text) > 2500]
     rng.shuffle(hosts)
-    print("detection: a block of the text itself repeated 40 times after it")
+    print("detection: a block of the text itself repeated after it (40 copies, >= 4 KB)")
     print("  period  least needed  bytes to trip (median, max over texts)  texts")
     for period in PERIODS:
         delays: list[int] = []
@@ -164,11 +167,14 @@ def detection(kinds: dict[str, list[tuple[str, str]]]) -> None:
             if len(block.encode()) != period:
                 continue
             prefix = text[: len(text) // 2]
-            fed, found = feed(prefix + block * 40, rng)
+            # A loop runs to the token cap: at least 40 copies and 4 KB, so that the
+            # scan after the one that first sees it still finds it growing.
+            looping = block * max(40, -(-4096 // period))
+            fed, found = feed(prefix + looping, rng)
             if found is None:
                 missed += 1
                 continue
-            delays.append(len((prefix + block * 40)[:fed].encode()) - len(prefix.encode()))
+            delays.append(len((prefix + looping)[:fed].encode()) - len(prefix.encode()))
         least = period * max(GUARD.min_copies, -(-GUARD.min_span // period))
         if delays:
             print(
@@ -178,11 +184,17 @@ def detection(kinds: dict[str, list[tuple[str, str]]]) -> None:
 
 
 def main() -> int:
+    global GUARD
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--answers", nargs="*", default=[], help="JSON files with convos")
     parser.add_argument("--extra", nargs="*", default=[], help="more directories to read")
     parser.add_argument("--max-mb", type=float, default=40, help="megabytes per kind")
+    parser.add_argument(
+        "--min-scans", type=int, default=GUARD.min_scans, help="the guard's min_scans"
+    )
     args = parser.parse_args()
+    GUARD = RepetitionGuard(min_scans=args.min_scans)
+    print(f"guard: {GUARD}")
     kinds = corpus(args)
     trips, _ = false_positives(kinds)
     detection(kinds)

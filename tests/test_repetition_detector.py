@@ -1,11 +1,13 @@
 """The default repetition detector (modelplug.builtin.loop_detector), as properties: text
 with no exact repetition meeting the thresholds never trips it; a loop always trips it
-within one scan after it meets them; the record's trim keeps one copy and never loses
-text that was not repeated."""
+within ``min_scans`` scans after it meets them; repetition that ends before the next
+scan (a real log's identical frames) never trips it; the record's trim keeps one copy
+and never loses text that was not repeated."""
 
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -64,7 +66,7 @@ def test_random_bytes_agree_with_the_definition(data: bytes, salt: int) -> None:
     block=st.text(min_size=24, max_size=300).filter(lambda b: len(b.encode()) <= 1024),
     size=st.integers(1, 40),
 )
-def test_a_loop_trips_within_one_scan_of_meeting_the_thresholds(
+def test_a_loop_trips_within_min_scans_scans_of_meeting_the_thresholds(
     prefix: str, block: str, size: int
 ) -> None:
     period = len(block.encode())
@@ -74,11 +76,12 @@ def test_a_loop_trips_within_one_scan_of_meeting_the_thresholds(
     detector = LoopDetector(GUARD)
     fed, found = feed(detector, text, size)
     assert found is not None
-    # Tripped no later than one scan interval (and one delta) after the loop's bytes
-    # alone met the thresholds (a scan counts characters, up to 4 bytes each).
+    # Tripped no later than min_scans scan intervals (each up to a delta longer) after
+    # the loop's bytes alone met the thresholds (a scan counts characters, up to 4
+    # bytes each).
     looped = text[len(prefix) :].encode()[:needed].decode(errors="ignore")
     threshold_chars = len(prefix) + len(looped)
-    assert fed <= threshold_chars + GUARD.scan_every + size
+    assert fed <= threshold_chars + GUARD.min_scans * (GUARD.scan_every + size)
     # What it reports is a real run: from its offset to the end, period by period.
     seen = text[:fed].encode()
     run = seen[found.offset :]
@@ -149,3 +152,81 @@ def test_channels_are_watched_apart() -> None:
             break
     assert found is not None and found.channel == "content"
     assert found.period == len(block)
+
+
+VALGRIND = Path(__file__).parent / "recordings" / "valgrind_report.md"
+
+
+def valgrind_report() -> str:
+    """The recorded report, without its source line."""
+    return VALGRIND.read_text().split("\n", 1)[1]
+
+
+def test_a_real_logs_identical_frames_meet_the_thresholds_but_never_trip_the_guard() -> None:
+    text = valgrind_report()
+    # By the thresholds alone it is a loop: six copies of a 90-byte frame, 540 bytes.
+    data = text.encode()
+    frames = {
+        (found.period, found.copies)
+        for end in range(len(data))
+        if (found := find_loop(data[:end], GUARD, "content")) is not None
+    }
+    assert frames == {(90, 6)}
+    # It ends before a second scan can see it grow: at every alignment of the scans
+    # (each phase of the 256-character interval) and with deltas of every size.
+    for phase in range(GUARD.scan_every):
+        detector = LoopDetector(GUARD)
+        assert detector.scan("content", text[:phase]) is None
+        at = phase
+        while at < len(text):
+            assert detector.scan("content", text[at : at + GUARD.scan_every]) is None
+            at += GUARD.scan_every
+    for size in range(1, 40):
+        assert feed(LoopDetector(GUARD), text, size) == (len(text), None)
+
+
+def test_one_scan_cuts_at_the_first_sight_of_a_run() -> None:
+    # min_scans = 1 is the guard without the second look: the same report trips it
+    # where a scan falls inside the frames.
+    text = valgrind_report()
+    eager = RepetitionGuard(min_scans=1)
+    tripped = 0
+    for phase in range(eager.scan_every):
+        detector = LoopDetector(eager)
+        detector.scan("content", text[:phase])
+        at = phase
+        while at < len(text):
+            found = detector.scan("content", text[at : at + eager.scan_every])
+            at += eager.scan_every
+            if found is not None:
+                assert (found.period, found.copies) == (90, 6)
+                tripped += 1
+                break
+    assert 0 < tripped < eager.scan_every
+
+
+def test_a_loop_after_the_same_report_is_cut_one_scan_after_it_is_first_seen() -> None:
+    text = valgrind_report()
+    block = "==28993==    by 0x12F68A3: ??? (in /home/user1/valgrind/node-v12.14.1-linux-x64/bin/node)\n"
+    detector = LoopDetector(GUARD)
+    sightings = []
+    looping = text + block * 60
+    for at in range(0, len(looping), GUARD.scan_every):
+        found = detector.scan("content", looping[at : at + GUARD.scan_every])
+        sightings.append(find_loop(looping[: at + GUARD.scan_every].encode(), GUARD, "c"))
+        if found is not None:
+            break
+    assert found is not None and found.period == len(block)
+    # The scan before the cut saw the same run (the first look); the one before that not.
+    assert sightings[-2] is not None and sightings[-2].offset == found.offset
+    assert sightings[-3] is None or sightings[-3].offset != found.offset
+
+
+def test_a_run_interrupted_between_scans_starts_its_count_again() -> None:
+    block = "the same sentence, again and again and again. "  # 47 bytes
+    detector = LoopDetector(GUARD)
+    assert detector.scan("content", block * 12) is None  # 564 bytes: first sight
+    # Something else, then the same loop again: a new run, seen for the first time.
+    assert detector.scan("content", "a different line entirely.\n" + block * 12) is None
+    found = detector.scan("content", block * 6)
+    assert found is not None and found.period == len(block)

@@ -94,10 +94,10 @@ def test_a_looping_stream_is_closed_and_ends_with_stop_reason_repetition() -> No
     with Client(plugins=[looper], entry_points=False) as client:
         response, events = run(client)
     assert looper.closed
-    # Closed within one scan of the loop meeting the thresholds: 3 copies of 64 bytes
-    # make 192 < 512, so 8 copies (512 bytes), then at most 256 more characters and a
-    # delta.
-    assert looper.sent <= len(INTRO) + 8 * len(LINE) + 256 + 8
+    # Closed within min_scans (2) scans of the loop meeting the thresholds: 3 copies of
+    # the 62-byte line make 186 < 512, so 9 copies (558 bytes), then the scan that first
+    # sees the run and the one that sees it again, 256 characters and a delta each.
+    assert looper.sent <= len(INTRO) + 9 * len(LINE) + 2 * (256 + 8)
     assert response.stop_reason == "repetition"
     found = response.repetition
     assert isinstance(found, Repetition)

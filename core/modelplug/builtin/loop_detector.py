@@ -12,7 +12,8 @@ the occurrences of that suffix in the last ``max_period + min_period`` bytes, fo
 ``bytes.rfind`` from the right (smallest ``p`` first). Each is checked by one slice
 comparison of at most ``L`` bytes. A scan therefore costs time linear in the window
 (``max_period * min_copies`` bytes at most), in C, and runs once per ``scan_every`` new
-characters, never per delta.
+characters, never per delta. A run is reported when ``min_scans`` scans in a row have
+found it (see :class:`LoopDetector`).
 """
 
 from __future__ import annotations
@@ -31,12 +32,20 @@ SAMPLE_CHARS = 200
 
 class LoopDetector:
     """The default detector for one stream: one byte buffer per channel, so a loop in
-    the reasoning is not broken up by the answer's text, nor the other way round."""
+    the reasoning is not broken up by the answer's text, nor the other way round.
+
+    A run found at the channel's end is reported once ``guard.min_scans`` scans in a
+    row have found it (same start, same period): a loop does not end, so it is still
+    there, longer, a scan later; exact repetition that a real answer holds (a quoted
+    log's identical stack frames) has ended by then and is let through.
+    """
 
     def __init__(self, guard: RepetitionGuard) -> None:
         self.guard = guard
         self.scan_every = guard.scan_every
         self.seen: dict[str, bytearray] = {}
+        # Per channel: the run the last scans found at the end, and how many found it.
+        self.runs: dict[str, tuple[int, int, int]] = {}
 
     def scan(self, channel: Channel, text: str) -> Repetition | None:
         """Add ``text`` to the channel's bytes and look for a loop at their end."""
@@ -44,7 +53,16 @@ class LoopDetector:
         if data is None:
             data = self.seen[channel] = bytearray()
         data += text.encode()
-        return find_loop(data, self.guard, channel)
+        found = find_loop(data, self.guard, channel)
+        if found is None:
+            self.runs.pop(channel, None)
+            return None
+        offset, period, scans = self.runs.get(channel, (-1, 0, 0))
+        scans = scans + 1 if (offset, period) == (found.offset, found.period) else 1
+        if scans >= self.guard.min_scans:
+            return found
+        self.runs[channel] = (found.offset, found.period, scans)
+        return None
 
 
 def find_loop(data: bytes | bytearray, guard: RepetitionGuard, channel: str) -> Repetition | None:

@@ -338,6 +338,12 @@ class RepetitionGuard:
     :param scan_every: how many new characters (bytes, for ASCII) of a channel are
         gathered before it is scanned again: never per delta, which would cost more and
         find nothing sooner.
+    :param min_scans: how many scans in a row must find the same run (same start, same
+        period) at the channel's end before the stream is cut: 2 (the default) asks that
+        a run meeting the thresholds still grows ``scan_every`` characters later. A loop
+        never ends, so it is cut one scan later; exact repetition that ends (a quoted log
+        whose stack frame repeats six times) is let through. 1 cuts at the first scan
+        that sees a run.
     :param tool_copies: the tool kind: a call (same name, same arguments) made again
         after it returned the same result this many times in the conversation ends the
         turn with stop reason ``repetition``, the calls not delivered (0: never).
@@ -349,6 +355,7 @@ class RepetitionGuard:
     min_copies: int = field(default=3, metadata={"gt": 1})
     min_span: int = field(default=512, metadata={"gt": 0})
     scan_every: int = field(default=256, metadata={"gt": 0})
+    min_scans: int = field(default=2, metadata={"gt": 0})
     tool_copies: int = field(default=3, metadata={"gt": -1})
 
     def __post_init__(self) -> None:
