@@ -262,6 +262,20 @@ class Gateway:
         data = self._error_data(shape, status, message, kind, code)
         await self._send_encoded(send, status, data, headers)
 
+    async def send_refusal(
+        self, send: Send, shape: Shape, exc: ShapeError | Refusal | Disconnected
+    ) -> tuple[int, str | None]:
+        """Answer a request refused before its call (a body its shape refuses, the
+        gate's no, a caller gone before its body arrived: nothing is written to it); the
+        status to log and the refused key's name, when the gate knew it."""
+        if isinstance(exc, Disconnected):
+            return 499, None
+        if isinstance(exc, Refusal):
+            await self.send_error(send, shape, exc.status, exc.message, exc.kind, exc.retry_after)
+            return exc.status, exc.key_name
+        await self.send_error(send, shape, exc.status, exc.message, exc.kind)
+        return exc.status, None
+
     def _error_data(
         self, shape: Shape, status: int, message: str, kind: str | None, code: str | None = None
     ) -> bytes:
@@ -422,19 +436,8 @@ class Gateway:
                 admitting = time.perf_counter()
                 ticket = await self.admit(scope, parsed.model, parsed.request)
                 clock.queued = time.perf_counter() - admitting
-            except ShapeError as exc:
-                status = exc.status
-                await self.send_error(send, shape, exc.status, exc.message, exc.kind)
-                return
-            except Refusal as exc:
-                status = exc.status
-                refused_key = exc.key_name
-                await self.send_error(
-                    send, shape, exc.status, exc.message, exc.kind, exc.retry_after
-                )
-                return
-            except Disconnected:
-                status = 499
+            except (ShapeError, Refusal, Disconnected) as exc:
+                status, refused_key = await self.send_refusal(send, shape, exc)
                 return
             before = time.perf_counter() - started
             status = 500  # what is logged if what follows raises past its own handling

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from modelplug import Client, Request
 
-    from .asgi import Receive, Scope, Send
-    from .auth import Ticket
+    from .asgi import Disconnected, Receive, Scope, Send
+    from .auth import Refusal, Ticket
     from .metrics import Metrics
     from .route_cache import RouteCache
     from .settings import GatewaySettings
-    from .shapes.base import Shape
+    from .shapes.base import Shape, ShapeError
 
 __all__ = ["GatewayApp"]
 
@@ -76,6 +76,13 @@ class GatewayApp(Protocol):
         code: str | None = None,
     ) -> None:
         """Write an error in ``shape``'s form."""
+        ...
+
+    async def send_refusal(
+        self, send: Send, shape: Shape, exc: ShapeError | Refusal | Disconnected
+    ) -> tuple[int, str | None]:
+        """Answer a request refused before its call; the status to log and the refused
+        key's name."""
         ...
 
     async def send_failure(

@@ -85,19 +85,8 @@ async def handle(gateway: GatewayApp, scope: Scope, receive: Receive, send: Send
             model, inputs, dimensions, encoding = parse_embeddings(body)
             gateway.check_served(model)
             ticket = await gateway.admit(scope, model)
-        except ShapeError as exc:
-            status = exc.status
-            await gateway.send_error(send, shape, exc.status, exc.message, exc.kind)
-            return
-        except Refusal as exc:
-            status = exc.status
-            refused_key = exc.key_name
-            await gateway.send_error(
-                send, shape, exc.status, exc.message, exc.kind, exc.retry_after
-            )
-            return
-        except Disconnected:
-            status = 499
+        except (ShapeError, Refusal, Disconnected) as exc:
+            status, refused_key = await gateway.send_refusal(send, shape, exc)
             return
         try:
             result = await gateway.client.aembed(
