@@ -11,15 +11,15 @@ Refused with a 400 naming the field: what needs a response kept between calls
 (``previous_response_id``, ``conversation``, ``background``, an ``item_reference``),
 files by id, and a malformed body (the field named by its path, ``input.2.call_id``).
 
-What the neutral Request has no field for is not refused, so an agent still runs:
-tool types other than ``function`` and ``web_search`` (the Codex CLI's ``namespace``,
+What the neutral Request has no field for is not refused, so an agent still runs: tool
+types other than ``function`` and ``web_search`` (the Codex CLI's ``namespace``,
 ``custom``, ``local_shell``...), a ``web_search`` with ``external_web_access: false``
-(no other provider's search keeps to cached results), input items of other types (the calls and outputs of
-those tools, ``tool_search_output``...), ``text.verbosity`` and top-level fields this
-module does not know. Their names go into ``Parsed.unserved`` (an upstream of another
-type drops them and the answer's ``x-modelplug-dropped`` header names them) and the
-caller's whole field into ``Parsed.passthrough``, which an OpenAI Responses upstream
-gets as it was sent (:mod:`modelplug_gateway.upstream_fit`).
+(no other provider's search keeps to cached results), input items of other types (the
+calls and outputs of those tools, ``tool_search_output``...), ``text.verbosity`` and
+top-level fields this module does not know. Their names go into ``Parsed.unserved`` (an
+upstream of another type drops them and the answer's ``x-modelplug-dropped`` header
+names them) and the caller's whole field into ``Parsed.passthrough``, which an OpenAI
+Responses upstream gets as it was sent (:mod:`modelplug_gateway.upstream_fit`).
 
 Reasoning items come back as the blocks they left as (:mod:`.reasoning_items`), each
 assistant turn marked with the model that wrote it, so its reasoning goes back to that
