@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from modelplug.contract.types import Price, Usage
 from modelplug.testing import FakeModel, text
+from modelplug_kit import from_nano
 from modelplug_limits import BudgetExceededError, UnknownPriceError
-from modelplug_limits.money import from_nano
 
 # 10 USD per million input and output tokens: 1000 tokens cost 0.01.
 PRICE = Price(input=Decimal(10), output=Decimal(10))

@@ -20,8 +20,8 @@ from modelplug.contract.types import (
     Route,
     Usage,
 )
+from modelplug_kit import from_nano
 from modelplug_limits import BudgetExceededError
-from modelplug_limits.money import from_nano
 
 # 10 USD per million input tokens: 1000 tokens cost 0.01.
 PRICE = Price(input=Decimal(10), output=Decimal(0))

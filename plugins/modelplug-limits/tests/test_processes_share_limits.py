@@ -20,8 +20,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from modelplug_kit import from_nano
 from modelplug_limits import SqliteCounters
-from modelplug_limits.money import from_nano
 
 NOW = 1_764_590_400.0  # 2025-12-01T12:00:00Z, the start of an hour
 CALLS = 15  # per worker, all at once

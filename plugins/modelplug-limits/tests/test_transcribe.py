@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from modelplug import Client, ModelError
+from modelplug_kit import from_nano
 from modelplug_kit.testing import WireServer, load_recording
-from modelplug_limits.money import from_nano
 
 pytest.importorskip("modelplug_openai_compat", reason="the wire server speaks OpenAI's API")
 

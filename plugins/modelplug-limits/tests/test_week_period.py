@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from modelplug_kit import PERIOD_WORDS, period_window
 from modelplug_limits.options import PERIODS
-from modelplug_limits.plan import PERIOD_WORDS, period_window
 
 
 def test_week_is_a_period() -> None:

@@ -124,12 +124,11 @@ class VirtualKeyGate:
     def for_client(cls, client: Client) -> VirtualKeyGate:
         """The gate for the operator's settings: the key store and counter store they
         choose, ``[redis] fail``."""
-        from modelplug_limits.options import load_options
-        from modelplug_limits.stores import choose_store
+        from modelplug_limits import counter_store_for
 
         from .keys import hasher_for, open_store
 
-        counters = choose_store(client, load_options(client.settings).store)
+        counters = counter_store_for(client)
         fail = client.settings.plugin_options("redis", project=False).get("fail", "open")
         return cls(open_store(client), hasher_for(client), counters, fail=str(fail), client=client)
 
@@ -224,8 +223,7 @@ class VirtualKeyGate:
         """What ``record``'s key has spent in its budget's current period (calls in
         flight count what they reserved) and when that period ends (ISO 8601, UTC; None
         for a budget that never resets). Only a key with a budget counts its spend."""
-        from modelplug_limits.money import from_nano
-        from modelplug_limits.plan import period_window
+        from modelplug_kit import from_nano, period_window
 
         period, _, resets = period_window(record.period, self.clock())
         found = await self.counters.read([spend_key(record.name, period)])
@@ -300,7 +298,7 @@ class VirtualKeyGate:
         if request is None or self.client is None:
             return None
         from modelplug import EmbedRequest, Usage
-        from modelplug_limits.money import to_nano
+        from modelplug_kit import to_nano
 
         try:
             route = self.routes().get(model)
@@ -311,7 +309,7 @@ class VirtualKeyGate:
 
             sent, cap = estimate_tokens(sum(len(text) + 8 for text in request.inputs)), 0
         else:
-            from modelplug_limits.plan import input_tokens
+            from modelplug_limits import input_tokens
 
             sent = input_tokens(request)
             cap = request.max_tokens or route.info.max_output_tokens or self.default_max_tokens()
@@ -329,10 +327,10 @@ class VirtualKeyGate:
     def default_max_tokens(self) -> int:
         """``[limits] default_max_tokens``: the output a call that sets no cap may take."""
         if self._default_max_tokens is None:
-            from modelplug_limits.options import load_options
+            from modelplug_limits import default_max_tokens
 
             assert self.client is not None
-            self._default_max_tokens = load_options(self.client.settings).default_max_tokens
+            self._default_max_tokens = default_max_tokens(self.client)
         return self._default_max_tokens
 
     def _remember(self, name: str, model: str, tokens: int | None, spend: int | None) -> None:
@@ -399,8 +397,7 @@ class VirtualKeyGate:
     async def settle(
         self, ticket: KeyTicket, route: Route | None, usage: Usage | None, cost: Cost | None
     ) -> None:
-        from modelplug_kit import Charge, Setting
-        from modelplug_limits.money import to_nano
+        from modelplug_kit import Charge, Setting, to_nano
 
         adjust: list[Charge] = []
         tokens = None if usage is None else usage.total_input + usage.output
@@ -537,8 +534,7 @@ class KeyTicket(Ticket):
                     "tokens",
                 )
         if record.budget is not None:
-            from modelplug_limits.money import to_nano
-            from modelplug_limits.plan import period_window
+            from modelplug_kit import period_window, to_nano
 
             period, left, self.resets = period_window(record.period, now)
             estimate = None if most is not None else gate.estimate(record.name, model)
@@ -572,8 +568,7 @@ class KeyTicket(Ticket):
 def budget_refusal(ticket: KeyTicket, spent: int, needs: int) -> str:
     """Why a key's budget refuses this call: what is spent and what the call may cost
     (the call does not fit: the key need not be over its budget yet)."""
-    from modelplug_limits.money import from_nano, to_nano
-    from modelplug_limits.plan import PERIOD_WORDS
+    from modelplug_kit import PERIOD_WORDS, from_nano, to_nano
 
     record = ticket.record
     period = PERIOD_WORDS[record.period]

@@ -191,10 +191,8 @@ async def _list(args: argparse.Namespace, client: Client) -> int:
 
 async def key_rows(client: Client) -> list[dict[str, Any]]:
     """Every key as ``keys list`` shows it: name, state, limits, this period's spend."""
-    from modelplug_limits.money import from_nano
-    from modelplug_limits.options import load_options
-    from modelplug_limits.plan import period_window
-    from modelplug_limits.stores import choose_store
+    from modelplug_kit import from_nano, period_window
+    from modelplug_limits import counter_store_for
 
     from .key_gate import spend_key
     from .keys import open_store
@@ -204,7 +202,7 @@ async def key_rows(client: Client) -> list[dict[str, Any]]:
     budgeted = [r for r in records if r.budget is not None]
     spent: dict[str, Decimal] = {}
     if budgeted:
-        counters = choose_store(client, load_options(client.settings).store)
+        counters = counter_store_for(client)
         names = [spend_key(r.name, period_window(r.period, now)[0]) for r in budgeted]
         found = await counters.read(names)
         for record, value in zip(budgeted, found, strict=True):

@@ -9,7 +9,9 @@ OpenAI embeddings answer, JSON Schema translated to what an API accepts, the SQL
 file policies share between processes (:class:`LocalDB`), the store interfaces the
 policies and the stores that hold their state share (:mod:`modelplug_kit.stores`, with
 the in-process stores of :mod:`modelplug_kit.memory_stores` and the counters file of
-:class:`SqliteCounters`), and the authors' test kit
+:class:`SqliteCounters`), what budgets counted in those stores share (money as whole
+nano-units: ``to_nano``, ``from_nano``; calendar periods: ``period_window``), and the
+authors' test kit
 (:mod:`modelplug_kit.testing`: the wire server and the conformance suite).
 
 A plugin imports the contract from ``modelplug`` and the plumbing from here; this
@@ -48,7 +50,11 @@ EXPORTS = {
     "LocalDB": "modelplug_kit.local_db",
     "MemoryCooldowns": "modelplug_kit.memory_stores",
     "MemoryCounters": "modelplug_kit.memory_stores",
+    "from_nano": "modelplug_kit.money",
+    "to_nano": "modelplug_kit.money",
     "NDJSONFramer": "modelplug_kit.ndjson",
+    "PERIOD_WORDS": "modelplug_kit.periods",
+    "period_window": "modelplug_kit.periods",
     "PENALTIES": "modelplug_kit.sampling",
     "dropped_sampling": "modelplug_kit.sampling",
     "Untranslatable": "modelplug_kit.schema",
@@ -99,7 +105,11 @@ if TYPE_CHECKING:
     from modelplug_kit.local_db import LocalDB as LocalDB
     from modelplug_kit.memory_stores import MemoryCooldowns as MemoryCooldowns
     from modelplug_kit.memory_stores import MemoryCounters as MemoryCounters
+    from modelplug_kit.money import from_nano as from_nano
+    from modelplug_kit.money import to_nano as to_nano
     from modelplug_kit.ndjson import NDJSONFramer as NDJSONFramer
+    from modelplug_kit.periods import PERIOD_WORDS as PERIOD_WORDS
+    from modelplug_kit.periods import period_window as period_window
     from modelplug_kit.sampling import PENALTIES as PENALTIES
     from modelplug_kit.sampling import dropped_sampling as dropped_sampling
     from modelplug_kit.schema import Untranslatable as Untranslatable

@@ -10,6 +10,12 @@ and :class:`UnknownPriceError`, :class:`SqliteCounters` (the default store: this
 machine's processes share it). The store protocol modelplug-redis implements
 (``CounterStore``), its records (``Charge``, ``Outcome``, ``Setting``) and
 ``MemoryCounters`` are the kit's: ``from modelplug_kit import CounterStore``.
+
+For other plugins that count beside the limits (modelplug-gateway's per-key budgets):
+:func:`counter_store_for` (the store ``[limits] store`` names for a client),
+:func:`input_tokens` (the estimate of what a request sends that a reservation counts)
+and :func:`default_max_tokens` (``[limits] default_max_tokens``). Money in nano-units
+and the calendar periods budgets count in are the kit's (``to_nano``, ``period_window``).
 """
 
 from __future__ import annotations
@@ -36,7 +42,9 @@ if TYPE_CHECKING:
     )
 
     from .errors import BudgetExceededError, UnknownPriceError
+    from .plan import input_tokens
     from .policy import LimitsPolicy
+    from .shared import counter_store_for, default_max_tokens
     from .sqlite_store import SqliteCounters
 
 __version__ = "2.0.0.dev0"
@@ -45,6 +53,9 @@ __all__ = [
     "LimitsPolicy",
     "SqliteCounters",
     "UnknownPriceError",
+    "counter_store_for",
+    "default_max_tokens",
+    "input_tokens",
     "modelplug_cli_commands",
     "modelplug_describe_route",
     "modelplug_embed",
@@ -60,6 +71,9 @@ _WHERE = {
     "BudgetExceededError": "errors",
     "UnknownPriceError": "errors",
     "SqliteCounters": "sqlite_store",
+    "counter_store_for": "shared",
+    "default_max_tokens": "shared",
+    "input_tokens": "plan",
 }
 
 

@@ -14,10 +14,9 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
 from modelplug import Usage
-from modelplug_kit import MemoryCounters
+from modelplug_kit import PERIOD_WORDS, MemoryCounters, from_nano, period_window, to_nano
 
-from .money import from_nano, to_nano
-from .plan import PERIOD_WORDS, WINDOW_GRACE, key_name, period_window, scope_key
+from .plan import WINDOW_GRACE, key_name, scope_key
 
 if TYPE_CHECKING:
     from modelplug import CallContext, Route

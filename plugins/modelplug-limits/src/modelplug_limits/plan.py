@@ -9,32 +9,21 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from modelplug import Usage, estimate_tokens
-from modelplug_kit import Charge
+from modelplug_kit import PERIOD_WORDS, Charge, from_nano, period_window, to_nano
 
 from .errors import BudgetExceededError, UnknownPriceError
-from .money import from_nano, to_nano
 from .options import Budget, LimitsOptions
 
 if TYPE_CHECKING:
     from modelplug import CallContext, EmbedRequest, Request, Route, TranscribeRequest
 
-__all__ = ["Plan", "period_window", "plan_attempt", "plan_embed", "plan_transcribe"]
+__all__ = ["Plan", "input_tokens", "plan_attempt", "plan_embed", "plan_transcribe"]
 
-TOTAL_TTL = 400 * 86400.0  # a total budget's counter outlives a year of silence
 WINDOW_GRACE = 1.0  # seconds a rate window's counter outlives the window
 PERIOD_GRACE = 60.0  # the same for a budget period
-PERIOD_WORDS = {
-    "call": "per call",
-    "hour": "per hour",
-    "day": "per day",
-    "week": "per week",
-    "month": "per month",
-    "total": "in total",
-}
 
 
 @dataclass
@@ -68,39 +57,6 @@ class Plan:
         self.charges.append(charge)
         self.what.append(what)
         self.budgets.append(budget)
-
-
-_PERIODS: dict[str, tuple[float, float, str, str | None]] = {}
-
-
-def period_window(period: str, now: float) -> tuple[str, float, str | None]:
-    """The current period's id, seconds left in it, and its end (ISO 8601, UTC)."""
-    if period == "total":
-        return "total", TOTAL_TTL, None
-    cached = _PERIODS.get(period)
-    if cached is None or not cached[0] <= now < cached[1]:
-        cached = _PERIODS[period] = _period(period, now)
-    return cached[2], max(0.001, cached[1] - now), cached[3]
-
-
-def _period(period: str, now: float) -> tuple[float, float, str, str | None]:
-    moment = datetime.fromtimestamp(now, UTC)
-    if period == "hour":
-        start = moment.replace(minute=0, second=0, microsecond=0)
-        end, name = start + timedelta(hours=1), start.strftime("%Y-%m-%dT%H")
-    elif period == "day":
-        start = moment.replace(hour=0, minute=0, second=0, microsecond=0)
-        end, name = start + timedelta(days=1), start.strftime("%Y-%m-%d")
-    elif period == "week":  # ISO weeks: Monday 00:00 UTC
-        start = moment.replace(hour=0, minute=0, second=0, microsecond=0)
-        start -= timedelta(days=start.weekday())
-        end, name = start + timedelta(days=7), start.strftime("%G-W%V")
-    else:  # month
-        start = moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-        end = (start + timedelta(days=32)).replace(day=1)
-        name = start.strftime("%Y-%m")
-    resets = end.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return start.timestamp(), end.timestamp(), name, resets
 
 
 def scope_key(budget: Budget, client: CallContext) -> str:

@@ -31,11 +31,10 @@ from modelplug import (
     Usage,
     hookimpl,
 )
-from modelplug_kit import Charge, CounterStore, Outcome, Setting
+from modelplug_kit import Charge, CounterStore, Outcome, Setting, to_nano
 
 from .errors import rate_limited
 from .headers import room_from_headers
-from .money import to_nano
 from .options import LimitsOptions, load_options
 from .plan import Plan, budget_error, plan_attempt, plan_embed, plan_transcribe
 from .stores import choose_store, close_sqlite_counters, store_for

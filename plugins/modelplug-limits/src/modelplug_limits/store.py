@@ -4,7 +4,7 @@
 A reservation is a list of ``Charge`` objects applied all or nothing, in one atomic
 step, so two callers (tasks, threads, processes through modelplug-redis) never both take
 the last room. Amounts are whole numbers: requests, tokens, and money in nano-units of
-its currency (see :mod:`modelplug_limits.money`). The records, the ``CounterStore``
+its currency (the kit's ``to_nano``). The records, the ``CounterStore``
 protocol and ``MemoryCounters`` are the kit's (:mod:`modelplug_kit.stores`), so a store
 kept elsewhere (modelplug-redis) needs only the kit.
 """

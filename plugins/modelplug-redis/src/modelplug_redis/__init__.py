@@ -6,6 +6,10 @@ A stores plugin: it implements no hook, and says what it is with ``modelplug_pol
 policy for ``counter_store(client)``; each is None until a Redis URL is set in the
 user's file (``[redis] url``) or the environment (``MODELPLUG_REDIS_URL``), never by a
 project file. The ``redis`` library (its asyncio API) loads on the first store call.
+
+For other plugins that keep their own state in the operator's Redis (modelplug-gateway's
+virtual keys): :func:`connection_for` (the client's :class:`Connection`, with its
+timeouts and outage state, or None when no URL is set), loaded on first use.
 """
 
 from __future__ import annotations
@@ -15,14 +19,24 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from modelplug import CallContext
 
+    from .connection import Connection, connection_for
     from .cooldowns import RedisCooldowns
     from .counters import RedisCounters
 
 __version__ = "2.0.0.dev0"
-__all__ = ["cooldown_store", "counter_store"]
+__all__ = ["Connection", "connection_for", "cooldown_store", "counter_store"]
 
 modelplug_policy = "stores"
 """The fallback and limits policies find this module by this kind."""
+
+_WHERE = {
+    "Connection": "connection",
+    "connection_for": "connection",
+    "RedisCooldowns": "cooldowns",
+    "RedisCounters": "counters",
+    "RedisOptions": "connection",
+    "StoreUnavailableError": "connection",
+}
 
 
 def cooldown_store(client: CallContext) -> RedisCooldowns | None:
@@ -50,14 +64,9 @@ def counter_store(client: CallContext) -> RedisCounters | None:
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("RedisCooldowns", "RedisCounters", "RedisOptions", "StoreUnavailableError"):
+    module = _WHERE.get(name)
+    if module is not None:
         import importlib
 
-        module = {
-            "RedisCooldowns": "cooldowns",
-            "RedisCounters": "counters",
-            "RedisOptions": "connection",
-            "StoreUnavailableError": "connection",
-        }[name]
         return getattr(importlib.import_module(f"{__name__}.{module}"), name)
     raise AttributeError(f"module 'modelplug_redis' has no attribute {name!r}")

@@ -50,7 +50,7 @@ def gateway_table(client: Client) -> dict[str, Any]:
 def redis_connection(client: Client) -> Any:
     """modelplug-redis's Connection for ``[redis]``, or None (not set, not installed)."""
     try:
-        from modelplug_redis.connection import connection_for
+        from modelplug_redis import connection_for
     except ImportError:
         return None
     return connection_for(client)

@@ -16,7 +16,7 @@ from .record import KeyRecord
 from .store import KeyExistsError, NoSuchKeyError
 
 if TYPE_CHECKING:
-    from modelplug_redis.connection import Connection
+    from modelplug_redis import Connection
 
 __all__ = ["RedisKeys"]
 

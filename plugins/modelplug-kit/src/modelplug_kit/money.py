@@ -2,7 +2,8 @@
 
 A reservation rounds up, a settlement rounds to nearest: a budget is never counted
 short. 10**9 nano-units per unit of currency leave room for 9 million units in a
-double's exact integer range, which is what Lua in Redis counts in.
+double's exact integer range, which is what Lua in Redis counts in. The limits policy's
+budgets and the gateway's per-key budgets count in these units, in one store.
 """
 
 from __future__ import annotations
@@ -21,4 +22,5 @@ def to_nano(amount: Decimal, *, up: bool = False) -> int:
 
 
 def from_nano(value: int) -> Decimal:
+    """The amount ``value`` nano-units make (``to_nano``'s inverse), normalized."""
     return (Decimal(value) / NANO).normalize()
