@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .asgi import Disconnected
 from .auth import Refusal
 from .model_spec import check_model
-from .request_log import log_request
+from .one_answer import OneAnswer, answer_headers
 from .shapes.base import ShapeError
 
 if TYPE_CHECKING:
@@ -64,41 +64,30 @@ def _encode(vector: list[float], encoding: str) -> list[float] | str:
 
 
 async def handle(gateway: GatewayApp, scope: Scope, receive: Receive, send: Send) -> None:
-    from modelplug import ModelError
-
     shape = gateway.shapes["openai"]
-    started = time.perf_counter()
-    status = 200
-    ticket = None
-    result = None
-    model: str | None = None
-    failed: str | None = None  # the route a ModelError named, for the metrics' label
-    refused_key: str | None = None
+    one = OneAnswer("embeddings", time.perf_counter())
     try:
         if gateway.draining:
-            status = 503
+            one.status = 503
             await gateway.send_error(send, shape, 503, "the gateway is shutting down")
             return
         try:
             gateway.precheck(scope)  # who cannot be admitted: refused before the body
             body = await gateway.read_json(scope, receive)
-            model, inputs, dimensions, encoding = parse_embeddings(body)
-            gateway.check_served(model)
-            ticket = await gateway.admit(scope, model)
+            one.model, inputs, dimensions, encoding = parse_embeddings(body)
+            gateway.check_served(one.model)
+            one.ticket = await gateway.admit(scope, one.model)
         except (ShapeError, Refusal, Disconnected) as exc:
-            status, refused_key = await gateway.send_refusal(send, shape, exc)
+            await one.refused(gateway, send, shape, exc)
             return
         try:
             result = await gateway.client.aembed(
-                gateway.routes.get(model), inputs, dimensions=dimensions
+                gateway.routes.get(one.model), inputs, dimensions=dimensions
             )
-        except ModelError as exc:
-            failed = exc.route.name if exc.route is not None else None
-            status = await gateway.send_failure(send, shape, exc)
+        except Exception as exc:  # a ModelError, a RequestError, a bad spec or settings
+            await one.call_failed(gateway, send, shape, exc)
             return
-        except Exception as exc:
-            status = await gateway.send_failure(send, shape, exc)
-            return
+        one.result = result
         tokens = result.usage.input
         answer = {
             "object": "list",
@@ -106,35 +95,10 @@ async def handle(gateway: GatewayApp, scope: Scope, receive: Receive, send: Send
                 {"object": "embedding", "index": i, "embedding": _encode(v, encoding)}
                 for i, v in enumerate(result.vectors)
             ],
-            "model": model,
+            "model": one.model,
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
-        headers = []
-        if result.model:
-            headers.append((b"x-modelplug-route", result.model.encode()))
-        if result.cost is not None and result.cost.currency == "USD":
-            headers.append((b"x-modelplug-cost", str(result.cost.amount).encode()))
-        await gateway.send_json(send, 200, answer, headers)
+        await gateway.send_json(send, 200, answer, answer_headers(result))
         gateway.metrics.usage(tokens, 0, result.cost.amount if result.cost else None)
     finally:
-        if ticket is not None:
-            await ticket.settle(
-                result.route if result else None,
-                result.usage if result else None,
-                result.cost if result else None,
-            )
-        answered = result.model if result is not None and result.model else failed
-        route = gateway.metrics.route(model, answered)
-        took = time.perf_counter() - started
-        gateway.metrics.request("embeddings", status, took, route)
-        log_request(
-            method=scope["method"],
-            path=scope["path"],
-            status=status,
-            key_name=ticket.key_name if ticket else refused_key,
-            route=answered,
-            usage=result.usage if result else None,
-            cost=result.cost if result else None,
-            latency_ms=took * 1000,
-            overhead_ms=None,
-        )
+        await one.end(gateway, scope)

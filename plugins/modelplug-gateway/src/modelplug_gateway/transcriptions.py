@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .asgi import Disconnected
 from .auth import Refusal
 from .model_spec import check_model
-from .request_log import log_request
+from .one_answer import OneAnswer, answer_headers
 from .shapes.base import ShapeError
 
 if TYPE_CHECKING:
@@ -181,46 +181,31 @@ def _too_large(limit: int) -> ShapeError:
 
 
 async def handle(gateway: GatewayApp, scope: Scope, receive: Receive, send: Send) -> None:
-    from modelplug import ModelError
-
     shape = gateway.shapes["openai"]
-    started = time.perf_counter()
-    status = 200
-    ticket = None
-    result: Transcript | None = None
-    model: str | None = None
-    failed: str | None = None
-    refused_key: str | None = None
+    one = OneAnswer("transcriptions", time.perf_counter())
     try:
         if gateway.draining:
-            status = 503
+            one.status = 503
             await gateway.send_error(send, shape, 503, "the gateway is shutting down")
             return
         try:
             gateway.precheck(scope)  # who cannot be admitted: refused before the body
             form = parse_form(*await read_body(gateway, scope, receive))
-            model = form.model
-            gateway.check_served(model)
-            ticket = await gateway.admit(scope, model)
+            one.model = form.model
+            gateway.check_served(form.model)
+            one.ticket = await gateway.admit(scope, form.model)
         except (ShapeError, Refusal, Disconnected) as exc:
-            status, refused_key = await gateway.send_refusal(send, shape, exc)
+            await one.refused(gateway, send, shape, exc)
             return
         try:
             result = await gateway.client.atranscribe(
-                gateway.routes.get(model), form.audio, filename=form.filename, **form.fields
+                gateway.routes.get(form.model), form.audio, filename=form.filename, **form.fields
             )
-        except ModelError as exc:
-            failed = exc.route.name if exc.route is not None else None
-            status = await gateway.send_failure(send, shape, exc)
+        except Exception as exc:  # a ModelError, a RequestError, a bad spec or settings
+            await one.call_failed(gateway, send, shape, exc)
             return
-        except Exception as exc:  # a RequestError, a bad spec or settings
-            status = await gateway.send_failure(send, shape, exc)
-            return
-        headers = []
-        if result.model:
-            headers.append((b"x-modelplug-route", result.model.encode()))
-        if result.cost is not None and result.cost.currency == "USD":
-            headers.append((b"x-modelplug-cost", str(result.cost.amount).encode()))
+        one.result = result
+        headers = answer_headers(result)
         if form.response_format == "text":
             await _send_text(send, result.text, headers)
         else:
@@ -231,28 +216,7 @@ async def handle(gateway: GatewayApp, scope: Scope, receive: Receive, send: Send
             result.usage.input, result.usage.output, result.cost.amount if result.cost else None
         )
     finally:
-        if ticket is not None:
-            await ticket.settle(
-                result.route if result else None,
-                result.usage if result else None,
-                result.cost if result else None,
-            )
-        answered = result.model if result is not None and result.model else failed
-        took = time.perf_counter() - started
-        gateway.metrics.request(
-            "transcriptions", status, took, gateway.metrics.route(model, answered)
-        )
-        log_request(
-            method=scope["method"],
-            path=scope["path"],
-            status=status,
-            key_name=ticket.key_name if ticket else refused_key,
-            route=answered,
-            usage=result.usage if result else None,
-            cost=result.cost if result else None,
-            latency_ms=took * 1000,
-            overhead_ms=None,
-        )
+        await one.end(gateway, scope)
 
 
 async def _send_text(send: Send, text: str, headers: list[tuple[bytes, bytes]]) -> None:
