@@ -42,8 +42,8 @@ def test_modelplug_close_closes_the_state_file(make_client: Any, kit: Any) -> No
         config={"groups": {"g": {"deployments": ["a/m"]}}},
     )
     client.complete("g", "hi")
-    path = client.settings.data_dir() / stores.FILE_NAME
-    state = stores._FILES[path]
+    state = stores.choose_store(client, "sqlite")  # the one the call opened
+    assert state.path == client.settings.data_dir() / stores.FILE_NAME
     assert state.db._writer is not None  # the call opened the file
     modelplug_router.modelplug_close(client)
     assert state.db._writer is None and state.db._reader is None

@@ -10,8 +10,8 @@ file policies share between processes (:class:`LocalDB`), the store interfaces t
 policies and the stores that hold their state share (:mod:`modelplug_kit.stores`, with
 the in-process stores of :mod:`modelplug_kit.memory_stores` and the counters file of
 :class:`SqliteCounters`), what budgets counted in those stores share (money as whole
-nano-units: ``to_nano``, ``from_nano``; calendar periods: ``period_window``), and the
-authors' test kit
+nano-units: ``to_nano``, ``from_nano``; calendar periods: ``period_window``), which
+store a policy's settings choose (``choose_counter_store``), and the authors' test kit
 (:mod:`modelplug_kit.testing`: the wire server and the conformance suite).
 
 A plugin imports the contract from ``modelplug`` and the plumbing from here; this
@@ -63,6 +63,10 @@ EXPORTS = {
     "openai_strict": "modelplug_kit.schema",
     "SqliteCounters": "modelplug_kit.sqlite_counters",
     "SSEFramer": "modelplug_kit.sse",
+    "STORE_CHOICES": "modelplug_kit.store_choice",
+    "choose_counter_store": "modelplug_kit.store_choice",
+    "close_counter_file": "modelplug_kit.store_choice",
+    "offered_store": "modelplug_kit.store_choice",
     "AnyCooldownStore": "modelplug_kit.stores",
     "AsyncCooldownStore": "modelplug_kit.stores",
     "Charge": "modelplug_kit.stores",
@@ -118,6 +122,10 @@ if TYPE_CHECKING:
     from modelplug_kit.schema import openai_strict as openai_strict
     from modelplug_kit.sqlite_counters import SqliteCounters as SqliteCounters
     from modelplug_kit.sse import SSEFramer as SSEFramer
+    from modelplug_kit.store_choice import STORE_CHOICES as STORE_CHOICES
+    from modelplug_kit.store_choice import choose_counter_store as choose_counter_store
+    from modelplug_kit.store_choice import close_counter_file as close_counter_file
+    from modelplug_kit.store_choice import offered_store as offered_store
     from modelplug_kit.stores import AnyCooldownStore as AnyCooldownStore
     from modelplug_kit.stores import AsyncCooldownStore as AsyncCooldownStore
     from modelplug_kit.stores import Charge as Charge

@@ -5,6 +5,6 @@ from __future__ import annotations
 
 from modelplug_kit import SqliteCounters
 
-__all__ = ["FILE_NAME", "SqliteCounters"]
+from .stores import FILE_NAME
 
-FILE_NAME = "limits.sqlite3"
+__all__ = ["FILE_NAME", "SqliteCounters"]

@@ -9,35 +9,28 @@ an error. Only the user's own file chooses (a project file's ``store`` is ignore
 
 from __future__ import annotations
 
-import threading
-from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-from modelplug import ConfigError, find_policies, warn
-from modelplug_kit import MemoryCounters
+from modelplug import ConfigError, warn
+from modelplug_kit import STORE_CHOICES, choose_counter_store, close_counter_file
 
 if TYPE_CHECKING:
     from modelplug import CallContext
-    from modelplug_kit import CounterStore, SqliteCounters
+    from modelplug_kit import CounterStore
 
-__all__ = ["FILE_NAME", "SHARED", "STORES", "choose_store", "close_sqlite_state", "store_choice"]
+__all__ = ["FILE_NAME", "choose_store", "close_sqlite_state", "store_choice"]
 
 FILE_NAME = "router.sqlite3"
-STORES = ("auto", "sqlite", "memory", "redis")
-STORES_KIND = "stores"  # a plugin (modelplug-redis) that offers shared stores
-SHARED = MemoryCounters()
-"""The state every client of this process shares with ``store = "memory"``."""
-
-_FILES: dict[Path, SqliteCounters] = {}
-_FILES_LOCK = threading.Lock()
 
 
 def store_choice(client: CallContext) -> str:
     """``[router] store`` from the user's own settings (never a project file's)."""
     trusted = client.settings.plugin_options("router", project=False)
     choice = trusted.get("store", "auto")
-    if choice not in STORES:
-        raise ConfigError(f"[router] store must be one of {', '.join(STORES)}, not {choice!r}")
+    if choice not in STORE_CHOICES:
+        raise ConfigError(
+            f"[router] store must be one of {', '.join(STORE_CHOICES)}, not {choice!r}"
+        )
     said = client.settings.plugin_options("router").get("store", choice)
     if said != choice:
         warn(
@@ -49,40 +42,10 @@ def store_choice(client: CallContext) -> str:
 
 def choose_store(client: CallContext, choice: str) -> CounterStore:
     """The store ``[router] store = choice`` names, for ``client``."""
-    if choice == "memory":
-        return SHARED
-    if choice in ("auto", "redis"):
-        for plugin in find_policies(client, STORES_KIND):
-            make = getattr(plugin, "counter_store", None)
-            offered = make(client) if make is not None else None
-            if offered is not None:
-                return cast("CounterStore", offered)
-        if choice == "redis":
-            raise ConfigError(
-                '[router] store = "redis": no Redis is set. Set [redis] url in your own '
-                "settings file (or MODELPLUG_REDIS_URL) with modelplug-redis installed, or "
-                'choose store = "sqlite" (this machine) or "memory" (this process)'
-            )
-    return sqlite_state(client.settings.data_dir() / FILE_NAME)
-
-
-def sqlite_state(path: Path) -> SqliteCounters:
-    """The process's one store for the file at ``path``."""
-    from modelplug_kit import SqliteCounters
-
-    with _FILES_LOCK:
-        found = _FILES.get(path)
-        if found is None:
-            found = _FILES[path] = SqliteCounters(path)
-        return found
+    return choose_counter_store(client, choice, file_name=FILE_NAME, setting="[router] store")
 
 
 def close_sqlite_state(client: CallContext) -> None:
     """Close this process's connections to ``client``'s state file (opened again by the
     next call that picks a deployment)."""
-    if not _FILES:
-        return
-    with _FILES_LOCK:
-        found = _FILES.get(client.settings.data_dir() / FILE_NAME)
-    if found is not None:
-        found.close()
+    close_counter_file(client, FILE_NAME)
