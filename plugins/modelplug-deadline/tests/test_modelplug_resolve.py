@@ -60,6 +60,7 @@ def test_modelplug_resolve_leaves_other_specs_alone(
         ('slow = "echo/s"\nfast = "echo/f"\nswitch_at = "2026-12-08T06:00"\n', "has no zone"),
         ('slow = "echo/s"\nfast = "echo/f"\nstep_limt = "1m"\n', "unknown key(s) step_limt"),
         ('slow = "nightly"\nfast = "echo/f"\n', "other routes than 'nightly'"),
+        ('slow = "echo/s"\nfast = "echo/f"\nstore = "disk"\n', "store must be one of client"),
     ],
 )
 def test_modelplug_resolve_a_wrong_table_is_a_config_error(

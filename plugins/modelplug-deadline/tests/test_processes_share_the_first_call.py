@@ -1,5 +1,6 @@
 """switch_after with a shared store counts from the first call recorded there: real
-processes, each with its own fixed clock, one SQLite file (modelplug-limits')."""
+processes, each with its own fixed clock, one SQLite file: given in code
+(``DeadlinePolicy(store=...)``) or named by the deadline's ``store`` setting."""
 
 from __future__ import annotations
 
@@ -35,10 +36,10 @@ print(asyncio.run(policy.switch_time(client, deadline)))
 """
 
 
-def switch_seen(tmp_path: Path, now: float, store: str) -> float:
+def switch_seen(tmp_path: Path, now: float, store: str, setting: str = "") -> float:
     config = tmp_path / "config.toml"
     config.write_text(
-        '[deadlines.nightly]\nslow = "echo/a"\nfast = "echo/b"\nswitch_after = "1h"\n'
+        '[deadlines.nightly]\nslow = "echo/a"\nfast = "echo/b"\nswitch_after = "1h"\n' + setting
     )
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, str(now), store],
@@ -66,3 +67,13 @@ def test_processes_with_a_shared_store_switch_at_the_same_moment(tmp_path: Path)
     # begins a new period.
     assert switch_seen(tmp_path, 5000, shared) == 5000 + 3600
     assert switch_seen(tmp_path, 5500, shared) == 5000 + 3600
+
+
+def test_the_store_setting_shares_the_first_call_between_processes(tmp_path: Path) -> None:
+    sqlite = 'store = "sqlite"\n'
+    assert switch_seen(tmp_path, 1000, "-", sqlite) == 1000 + 3600  # recorded
+    assert switch_seen(tmp_path, 2000, "-", sqlite) == 1000 + 3600  # another process
+    assert (tmp_path / "data" / "deadline.sqlite3").is_file()
+    # The default ("client"): each process's Client counts from its own first call.
+    assert switch_seen(tmp_path, 2500, "-") == 2500 + 3600
+    assert switch_seen(tmp_path, 2500, "-", 'store = "client"\n') == 2500 + 3600

@@ -12,6 +12,7 @@ own clock), :class:`SystemClock`, :func:`parse_duration`.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ __version__ = "2.0.0.dev0"
 __all__ = [
     "DeadlinePolicy",
     "SystemClock",
+    "modelplug_close",
     "modelplug_resolve",
     "modelplug_stream",
     "parse_duration",
@@ -74,3 +76,14 @@ def modelplug_stream(
     if any(isinstance(p, DeadlinePolicy) for p in find_policies(client, modelplug_policy)):
         return None
     return default_policy().modelplug_stream(route, request, client)
+
+
+@hookimpl
+def modelplug_close(client: CallContext) -> None:
+    """Close this process's connection to the first calls' SQLite file for ``client``
+    (a deadline with ``store = "sqlite"`` opened it; the next call opens it again)."""
+    policy = sys.modules.get(f"{__name__}.policy")
+    if policy is not None:  # never imported: no deadline was called
+        from modelplug_kit import close_counter_file
+
+        close_counter_file(client, policy.FILE_NAME)

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 __all__ = ["POLICY_KIND", "PROVIDER", "DeadlinePolicy", "default_policy"]
 
 POLICY_KIND = "deadline"
+FILE_NAME = "deadline.sqlite3"
+"""The first calls' SQLite file in the data directory (``store = "sqlite"``)."""
+
 PROVIDER = "deadline"
 """The provider (and endpoint type) of a deadline route: ``deadline/nightly``."""
 
@@ -76,11 +79,28 @@ class DeadlinePolicy:
         if deadline.switch_after is None:
             return None
         now = self.clock.now()
-        first = await self.first_calls.first(client, deadline.name, now, deadline.switch_after)
+        lasts = deadline.switch_after
+        store = None if self.first_calls.store is not None else first_call_store(client, deadline)
+        first = await self.first_calls.first(client, deadline.name, now, lasts, store)
         return first + deadline.switch_after
 
     def __repr__(self) -> str:
         return f"DeadlinePolicy(clock={self.clock!r}, store={self.first_calls.store!r})"
+
+
+def first_call_store(client: CallContext, deadline: Deadline) -> CounterStore | None:
+    """The store ``[deadlines.NAME] store`` names for the first call (None: ``client``,
+    each Client counts its own)."""
+    if deadline.store == "client":
+        return None
+    from modelplug_kit import choose_counter_store
+
+    return choose_counter_store(
+        client,
+        deadline.store,
+        file_name=FILE_NAME,
+        setting=f"[deadlines.{deadline.name}] store",
+    )
 
 
 def deadline_route(spec: str, settings: Settings, provider_type: str | None) -> Route | None:

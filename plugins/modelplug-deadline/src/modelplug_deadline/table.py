@@ -12,10 +12,13 @@ from .durations import parse_duration, parse_instant
 if TYPE_CHECKING:
     from modelplug import Settings
 
-__all__ = ["KEYS", "SECTION", "Deadline", "deadline_named", "deadline_names"]
+__all__ = ["KEYS", "SECTION", "STORES", "Deadline", "deadline_named", "deadline_names"]
 
 SECTION = "deadlines"
-KEYS = ("slow", "fast", "switch_after", "switch_at", "step_limit")
+KEYS = ("slow", "fast", "switch_after", "switch_at", "step_limit", "store")
+STORES = ("client", "auto", "sqlite", "memory", "redis")
+"""Where ``switch_after``'s first call is recorded: ``client`` (each Client its own),
+else a counter store as the kit's ``choose_counter_store`` names it."""
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,9 @@ class Deadline:
     - ``switch_after``: from the first call through this route to the switch.
     - ``switch_at``: the switch as an instant (at most one of the two).
     - ``step_limit``: the longest one request waits on ``slow``.
+    - ``store``: where the first call is recorded (:data:`STORES`): ``client``, each
+      Client's own; ``sqlite``, this machine's processes; ``redis``, every machine on
+      one Redis; ``auto``, Redis when set, else this machine; ``memory``, this process.
     """
 
     name: str
@@ -35,6 +41,7 @@ class Deadline:
     switch_after: float | None = None
     switch_at: float | None = None
     step_limit: float | None = None
+    store: str = "client"
 
 
 def deadline_names(settings: Settings) -> list[str]:
@@ -77,7 +84,15 @@ def _deadline(name: str, table: dict[str, Any], where: str) -> Deadline:
         switch_after=_optional(table, "switch_after", parse_duration),
         switch_at=_optional(table, "switch_at", parse_instant),
         step_limit=_optional(table, "step_limit", parse_duration),
+        store=_store(table),
     )
+
+
+def _store(table: dict[str, Any]) -> str:
+    store = table.get("store", "client")
+    if store not in STORES:
+        raise ValueError(f"store must be one of {', '.join(STORES)}, not {store!r}")
+    return str(store)
 
 
 def _optional(table: dict[str, Any], key: str, parse: Any) -> float | None:
