@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from modelplug import Done, Event, Notice, Request, Route
 
+from .loops import refuse_loops
 from .progress import BATCH_KINDS, moved, waiting
 from .pump import Pump
 from .table import Deadline
@@ -54,6 +55,7 @@ async def deadline_events(
 ) -> AsyncIterator[Event]:
     """The events of one call on ``route`` (the deadline route itself); ``switch_time``
     says the Unix time of the switch (None: none set)."""
+    refuse_loops(client, deadline)
     switch = await switch_time(client, deadline)
     sent = clock.now()
     if switch is not None and sent >= switch:
