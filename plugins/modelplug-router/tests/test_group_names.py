@@ -86,3 +86,16 @@ def test_a_wrong_group_table_is_a_config_error_naming_it(
     with pytest.raises(ConfigError, match=said) as raised:
         client.resolve("g")
     assert "[groups.g]" in str(raised.value)
+
+
+@pytest.mark.parametrize("inner", ["h", "group/h"])
+def test_a_group_among_a_groups_deployments_is_a_config_error(
+    client_with: Any, kit: Any, inner: str
+) -> None:
+    # The router opens a deployment's stream past itself: a group there never answers
+    # (it failed the call and was cooled down as if it were a broken deployment).
+    groups = {"g": {"deployments": [inner, "a/m"]}, "h": {"deployments": ["a/m"]}}
+    client = client_with(*kit.labs("a"), groups=groups)
+    with pytest.raises(ConfigError, match=f"deployment '{inner}' is a group") as raised:
+        client.complete("g", "hi")
+    assert "[groups.g]" in str(raised.value) and "fallback chain" in str(raised.value)

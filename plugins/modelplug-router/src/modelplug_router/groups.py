@@ -71,8 +71,23 @@ def groups_in(settings: Settings) -> dict[str, Group]:
     if found is None:
         raw = settings.plugin_options(SECTION)
         found = {name: read_group(name, table) for name, table in raw.items()}
+        for group in found.values():
+            refuse_nested(group, found)
         _READ[settings] = found
     return found
+
+
+def refuse_nested(group: Group, groups: Mapping[str, Group]) -> None:
+    """A ConfigError when a deployment of ``group`` is another group: the router opens a
+    deployment's stream past itself, so a group there could never answer."""
+    for deployment in group.deployments:
+        inner = deployment.spec.removeprefix("group/")
+        if inner in groups:
+            raise ConfigError(
+                f"[groups.{group.name}] deployment {deployment.spec!r} is a group; a "
+                "group's deployments are provider routes (list that group's deployments "
+                "here, or put it in the fallback chain)"
+            )
 
 
 def group_named(settings: Settings, name: str) -> Group | None:
