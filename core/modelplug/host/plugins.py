@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import operator
 import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -350,7 +351,7 @@ class PluginHost:
         key = (hook_name, tuple(map(id, plugins)))
         kept = self._subsets.get(key)
         # The plugins are kept beside their caller: an id is only theirs while they live.
-        if kept is not None and all(a is b for a, b in zip(kept[1], plugins, strict=True)):
+        if kept is not None and all(map(operator.is_, kept[1], plugins)):
             return kept[0]
         caller = self.pm.subset_hook_caller(hook_name, remove_plugins=list(plugins))
         self._subsets[key] = (caller, tuple(plugins))
