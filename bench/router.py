@@ -14,7 +14,14 @@
   calls that failed (goal: none), with the fallback policy's cooldown (60 s) and with no
   cooldown at all (every pick of the refuser hands over).
 
-    python bench/router.py [--calls 3000] [--repeat 3]
+    python bench/router.py [--calls 3000] [--repeat 3] [--only pick weighted ...]
+    python bench/router.py --instructions [--calls 2000]
+
+``--only`` runs some of the parts (pick, weighted, least-busy, redis, refusing).
+``--instructions`` counts picking's cost in instructions under valgrind's callgrind
+(repeatable where CPU time on a shared machine is not): each client runs in its own
+process twice, 500 and then 500 + ``--calls`` calls; the difference over ``--calls`` is
+one call's instructions, free of start-up costs.
 
 Everything runs on FakeModels and in-process providers: no network beyond loopback Redis,
 so what is measured is modelplug's own work.
@@ -374,6 +381,53 @@ def one_refusing(calls: int) -> None:
               f" (goal none: {'met' if failed == 0 else 'MISSED'})")  # fmt: skip
 
 
+CALLER = """
+import asyncio, sys
+sys.path.insert(0, {here!r})
+import router as b
+which, calls = sys.argv[1], int(sys.argv[2])
+if which == "plain":
+    client, spec = b.Client(plugins=[b.endless("a")], entry_points=False), "a/m"
+else:
+    client, spec = b.group_client(["a", "b"], b.MemoryCounters()), "g"
+
+async def run():
+    for _ in range(calls):
+        await client.acomplete(spec, "hello", max_tokens=64)
+
+asyncio.run(run())
+"""
+
+
+def picking_instructions(calls: int) -> None:
+    """Picking's cost in instructions (callgrind): a group of 2 on the memory store
+    against the plain route, per call."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from callgrind import count_instructions, have_valgrind
+
+    if not have_valgrind():
+        print("picking's instructions: valgrind is not installed, nothing counted")
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        script = Path(scratch) / "caller.py"
+        script.write_text(CALLER.format(here=str(Path(__file__).resolve().parent)))
+        per_call = {}
+        for which in ("plain", "group"):
+            counts = [
+                count_instructions([sys.executable, str(script), which, str(n)])
+                for n in (500, 500 + calls)
+            ]
+            per_call[which] = (counts[1] - counts[0]) / calls
+    plain, group = per_call["plain"], per_call["group"]
+    print(f"picking's cost: instructions per call (callgrind, {calls} calls past 500)")
+    print(f"  plain route a/m                 {plain:10,.0f}")
+    print(f"  group of 2 (memory store)       {group:10,.0f}   "
+          f"+{group - plain:8,.0f}  ({group / plain:.2f}x)")  # fmt: skip
+
+
+PARTS = ("pick", "weighted", "least-busy", "redis", "refusing")
+
+
 def main() -> int:
     # [fallback] cooldown_rate_limit is read by the router; modelplug-fallback (whose
     # table it is) is not installed here.
@@ -381,12 +435,26 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", nargs="+", choices=PARTS, default=list(PARTS))
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count picking's instructions per call under callgrind (nothing else runs)",
+    )
     args = parser.parse_args()
-    picking_cost(args.calls, args.repeat)
-    weighted_shares(10_000)
-    least_busy_here(400)
-    least_busy_on_redis(4, 100)
-    one_refusing(1000)
+    if args.instructions:
+        picking_instructions(args.calls)
+        return 0
+    if "pick" in args.only:
+        picking_cost(args.calls, args.repeat)
+    if "weighted" in args.only:
+        weighted_shares(10_000)
+    if "least-busy" in args.only:
+        least_busy_here(400)
+    if "redis" in args.only:
+        least_busy_on_redis(4, 100)
+    if "refusing" in args.only:
+        one_refusing(1000)
     return 0
 
 

@@ -92,3 +92,17 @@ def test_route_and_settings_reprs_hold_no_secret(leaky_client: Client, planted_k
 def test_redact_masks_every_registered_secret(leaky_client: Client, planted_key: str) -> None:
     leaky_client.settings.api_key("PLANTED_API_KEY", "leaky")
     assert redact(f"a {planted_key} b team-token-abcdef c") == "a *** b *** c"
+
+
+def test_a_notice_without_a_secret_is_shown_as_made_and_one_with_a_secret_is_a_masked_copy(
+    leaky_client: Client, planted_key: str
+) -> None:
+    from modelplug.client.calls import _redacted
+
+    leaky_client.settings.api_key("PLANTED_API_KEY", "leaky")  # the key is registered
+    plain = Notice(kind="route", message="group g: a/m answers", details={"to": "a/m"})
+    assert _redacted(plain) is plain  # nothing to mask: no copy on every call
+    leaky = Notice(kind="info", message="plain", details={"key": planted_key})
+    masked = _redacted(leaky)
+    assert masked is not leaky and masked.details == {"key": "***"}
+    assert leaky.details == {"key": planted_key}  # the plugin's own object is left alone

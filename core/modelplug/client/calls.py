@@ -353,9 +353,12 @@ async def _let_closings_run() -> None:
 
 
 def _redacted(notice: Notice) -> Notice:
-    return notice.model_copy(
-        update={"message": redact(notice.message), "details": redact_data(notice.details)}
-    )
+    """``notice`` with every secret masked: itself when it held none (a notice comes on
+    every call of a model group: no copy made for nothing)."""
+    message, details = redact(notice.message), redact_data(notice.details)
+    if message is notice.message and details is notice.details:
+        return notice
+    return notice.model_copy(update={"message": message, "details": details})
 
 
 def _shown(event: Event, text: list[str], thought: list[str]) -> Event:

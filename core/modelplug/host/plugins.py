@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import operator
 import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -103,6 +104,10 @@ class PluginHost:
         self.pm = pluggy.PluginManager("modelplug")
         self.pm.add_hookspecs(hookspecs)
         self.infos: list[PluginInfo] = []
+        # What policies ask on every call, kept until a plugin is added or removed: the
+        # policies of a kind, and the hook callers that skip some plugins.
+        self._kinds: dict[str, tuple[object, ...]] = {}
+        self._subsets: dict[tuple[str, tuple[int, ...]], tuple[Any, tuple[object, ...]]] = {}
         self.strict = (
             strict if strict is not None else settings.getenv("MODELPLUG_STRICT_PLUGINS") == "1"
         )
@@ -281,9 +286,16 @@ class PluginHost:
         """Unregister a plugin object."""
         name = self.pm.get_name(plugin)
         self.pm.unregister(plugin)
+        self._forget_plugins()
         self.infos = [i for i in self.infos if i.name != name]
 
+    def _forget_plugins(self) -> None:
+        """The registered plugins changed: what was kept of them is stale."""
+        self._kinds.clear()
+        self._subsets.clear()
+
     def _register(self, plugin: object, name: str, info: PluginInfo) -> None:
+        self._forget_plugins()
         if self.pm.has_plugin(name):
             name = f"{name}#{id(plugin):x}"
         try:
@@ -333,17 +345,33 @@ class PluginHost:
     # -- queries -----------------------------------------------------------------------
 
     def hook_excluding(self, hook_name: str, plugins: Sequence[object]) -> Any:
-        """A caller for one hook that skips ``plugins`` (pluggy's subset_hook_caller)."""
-        return self.pm.subset_hook_caller(hook_name, remove_plugins=list(plugins))
+        """A caller for one hook that skips ``plugins`` (pluggy's subset_hook_caller),
+        made once for those plugins while the registered plugins stay the same (a
+        policy that re-opens a stream asks for the same one on every call)."""
+        key = (hook_name, tuple(map(id, plugins)))
+        kept = self._subsets.get(key)
+        # The plugins are kept beside their caller: an id is only theirs while they live.
+        if kept is not None and all(map(operator.is_, kept[1], plugins)):
+            return kept[0]
+        caller = self.pm.subset_hook_caller(hook_name, remove_plugins=list(plugins))
+        self._subsets[key] = (caller, tuple(plugins))
+        return caller
 
     def listing(self) -> list[PluginInfo]:
         return list(self.infos)
 
     def plugins_of_kind(self, kind: str) -> list[object]:
-        """Registered plugin objects whose ``modelplug_policy`` attribute is ``kind``."""
-        # Inline (no call per plugin): a policy asks this on every call. A module's
-        # attribute is read from its dict: a missing one would cost an AttributeError
-        # (about 1 us) per plugin module.
+        """Registered plugin objects whose ``modelplug_policy`` attribute is ``kind``
+        (found once per kind while the registered plugins stay the same: a policy asks
+        this on every call)."""
+        found = self._kinds.get(kind)
+        if found is None:
+            found = self._kinds[kind] = tuple(self._plugins_of_kind(kind))
+        return list(found)
+
+    def _plugins_of_kind(self, kind: str) -> list[object]:
+        # A module's attribute is read from its dict: a missing one would cost an
+        # AttributeError (about 1 us) per plugin module.
         return [
             p
             for p in self.pm.get_plugins()

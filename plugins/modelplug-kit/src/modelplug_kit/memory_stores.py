@@ -19,6 +19,7 @@ from .stores import Charge, Outcome, Setting
 
 __all__ = ["MemoryCooldowns", "MemoryCounters"]
 
+TAKEN = Outcome()  # every charge taken (an Outcome is frozen: one serves every call)
 SWEEP_EVERY = 60.0  # seconds between sweeps of the counters whose window ended
 
 
@@ -105,8 +106,9 @@ class MemoryCounters:
         now = self.clock()
         with self._lock:
             self._sweep(now)
+            live = self._live  # looked up once: a model group's pick comes here every call
             for index, charge in enumerate(charges):
-                entry = self._live(charge.key, now)
+                entry = live(charge.key, now)
                 if charge.kind == "countdown":
                     if entry is not None and entry[0] < charge.amount:
                         return Outcome(index, entry[0], entry[1] - now)
@@ -117,36 +119,45 @@ class MemoryCounters:
                         return Outcome(index, value, math.inf)
                     left = entry[1] - now - charge.grace if entry else 0.0
                     return Outcome(index, value, max(0.0, left))
+            values = self._values
             for charge in charges:
-                entry = self._live(charge.key, now)
+                entry = live(charge.key, now)
                 if charge.kind == "countdown":
                     if entry is not None:
-                        self._values[charge.key] = (entry[0] - charge.amount, entry[1])
+                        values[charge.key] = (entry[0] - charge.amount, entry[1])
                 elif entry is None:
-                    self._values[charge.key] = (charge.amount, now + charge.ttl + charge.grace)
+                    values[charge.key] = (charge.amount, now + charge.ttl + charge.grace)
                 else:
                     until = now + charge.ttl + charge.grace if charge.refresh else entry[1]
-                    self._values[charge.key] = (entry[0] + charge.amount, until)
-        return Outcome()
+                    values[charge.key] = (entry[0] + charge.amount, until)
+        return TAKEN
 
     def settle_now(self, adjust: Sequence[Charge], learned: Sequence[Setting]) -> None:
         """Add each ``adjust`` amount to its counter if it still exists, and set each
         ``learned`` counter (no event loop needed)."""
         now = self.clock()
         with self._lock:
+            values = self._values
             for charge in adjust:
                 entry = self._live(charge.key, now)
                 if entry is not None:
-                    self._values[charge.key] = (max(0, entry[0] + charge.amount), entry[1])
+                    values[charge.key] = (max(0, entry[0] + charge.amount), entry[1])
             for setting in learned:
-                self._values[setting.key] = (setting.value, now + setting.ttl)
+                values[setting.key] = (setting.value, now + setting.ttl)
 
     def read_now(self, keys: Sequence[str]) -> list[tuple[int, float] | None]:
         """Each counter's value and seconds left, or None when absent (no event loop needed)."""
         now = self.clock()
+        found: list[tuple[int, float] | None] = []
         with self._lock:
-            found = [self._live(key, now) for key in keys]
-        return [None if e is None else (e[0], e[1] - now) for e in found]
+            values = self._values
+            for key in keys:  # _live's work inline: a pick reads five keys a deployment
+                entry = values.get(key)
+                if entry is not None and entry[1] <= now:
+                    del values[key]
+                    entry = None
+                found.append(None if entry is None else (entry[0], entry[1] - now))
+        return found
 
     async def reserve(self, charges: Sequence[Charge]) -> Outcome:
         """Take every charge, or none and say which did not fit."""

@@ -39,6 +39,7 @@ from .groups import GROUP_TYPE, Group, group_named, group_route
 from .state import (
     busy_charge,
     cooldown_setting,
+    freed_charge,
     keys_of,
     latency_setting,
     read_states,
@@ -60,7 +61,7 @@ __all__ = ["POLICY_KIND", "RouterPolicy", "default_policy"]
 
 POLICY_KIND = "router"
 FALLBACK_KIND = "fallback"
-OUTPUT = (TextDelta, ThinkingDelta, ToolCallStart, Done)
+DELTAS = (TextDelta, ThinkingDelta, ToolCallStart)  # output before the Done
 NEVER_HAND_OVER = frozenset({"context_overflow", "bad_request", "aborted"})
 SHORT_COOLDOWN = frozenset({"rate_limit", "overloaded", "transient"})
 PICK_TRIES = 64  # reads before least-busy takes its pick without checking it is still least
@@ -197,14 +198,15 @@ class RouterPolicy:
                         # at the start (the gateway's header) names the one answering.
                         announced = True
                         yield picked(group, deployment_route.name, failed)
-                    if isinstance(event, OUTPUT):
+                    if isinstance(event, Done):  # the last event
                         if first is None:
                             first = self.clock()
-                        produced = produced or not isinstance(event, Done)
-                        if isinstance(event, Done):
-                            usage = event.response.usage
-                            used = usage.total_input + usage.output
-                            event = priced(event, deployment_route, client)
+                        usage = event.response.usage
+                        used = usage.total_input + usage.output
+                        event = priced(event, deployment_route, client)
+                    elif not produced and isinstance(event, DELTAS):
+                        produced = True  # the first output: no hand-over from now on
+                        first = self.clock()
                     yield event
                 stream = None  # read to its end: nothing left to close
                 return
@@ -224,7 +226,25 @@ class RouterPolicy:
                 sample = None if first is None else (first - started) * 1000
                 await self.release(store, keys, tokens, used, latency, sample)
 
-    async def take(
+    def take(
+        self,
+        group: Group,
+        store: CounterStore,
+        client: CallContext,
+        tokens: int,
+        tried: set[int],
+    ) -> Awaitable[tuple[int, Route, dict[str, str], int | None] | None]:
+        """Pick a deployment not tried yet and take its room (in flight, rpm, tpm);
+        None when none has room. ``least-busy`` picks one call at a time in a process
+        (its tasks would all read the same counts at once), so only the processes race,
+        and its compare-and-add settles that. The call's first pick starts the health
+        probes of the group's idle deployments (see :mod:`.health`). (A plain function
+        that hands back the awaitable: no coroutine of its own on every call.)"""
+        if group.strategy != "least-busy":
+            return self.take_one(group, store, client, tokens, tried)
+        return self.take_in_turn(group, store, client, tokens, tried)
+
+    async def take_in_turn(
         self,
         group: Group,
         store: CounterStore,
@@ -232,13 +252,7 @@ class RouterPolicy:
         tokens: int,
         tried: set[int],
     ) -> tuple[int, Route, dict[str, str], int | None] | None:
-        """Pick a deployment not tried yet and take its room (in flight, rpm, tpm);
-        None when none has room. ``least-busy`` picks one call at a time in a process
-        (its tasks would all read the same counts at once), so only the processes race,
-        and its compare-and-add settles that. The call's first pick starts the health
-        probes of the group's idle deployments (see :mod:`.health`)."""
-        if group.strategy != "least-busy":
-            return await self.take_one(group, store, client, tokens, tried)
+        """:meth:`take_one` once the group's earlier picks in this event loop are done."""
         async with self.turn(group.name):
             return await self.take_one(group, store, client, tokens, tried)
 
@@ -327,7 +341,7 @@ class RouterPolicy:
             return None
         return None if price is None else price.input + price.output
 
-    async def release(
+    def release(
         self,
         store: CounterStore,
         keys: dict[str, str],
@@ -335,16 +349,17 @@ class RouterPolicy:
         used: int | None,
         latency: int | None,
         sample_ms: float | None,
-    ) -> None:
+    ) -> Awaitable[str | None]:
         """Give back the call's place in flight; count what it used instead of the
-        estimate; add its time to the first event to the deployment's average."""
-        adjust = [Charge(key=keys["busy"], amount=-1)]
+        estimate; add its time to the first event to the deployment's average (the
+        store's settlement, to await)."""
+        adjust = [freed_charge(keys)]
         if used is not None and used != tokens:
             adjust.append(Charge(key=keys["tpm"], amount=used - tokens))
         learned: list[Setting] = []
         if sample_ms is not None:
             learned.append(latency_setting(keys, latency, sample_ms))
-        await store.settle(adjust, learned)
+        return store.settle(adjust, learned)
 
 
 def priced(event: Done, route: Route, client: CallContext) -> Done:

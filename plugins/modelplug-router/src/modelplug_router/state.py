@@ -75,38 +75,70 @@ async def read_states(store: CounterStore, group: Group, *, health: bool = False
     """Every deployment's state, in the group's order, in one read (its health check
     fields only when the group has health checks, or ``health`` asks for them)."""
     width = len(FIELDS) if health or group.probed else PICKING
-    specs = tuple(d.spec for d in group.deployments)
-    found = await store.read(_group_keys(group.name, specs, width))
+    found = await store.read(group_keys(group, width))
     states = []
-    for index in range(len(group.deployments)):
-        fields = found[index * width : (index + 1) * width]
-        busy, rpm, tpm, latency, cool = fields[:PICKING]
-        seen, probe = fields[PICKING:] or (None, None)
-        states.append(
-            State(
-                busy=busy[0] if busy else 0,
-                rpm=rpm[0] if rpm else 0,
-                tpm=tpm[0] if tpm else 0,
-                latency_ms=latency[0] if latency else None,
-                cooling=cool[1] if cool else 0.0,
-                window_left=max(rpm[1] if rpm else 0.0, tpm[1] if tpm else 0.0),
-                idle=seen is None,
-                probe_ok=None if probe is None else probe[0] == 1,
-                probe_age=0.0 if probe is None else max(0.0, PROBE_TTL - probe[1]),
-            )
-        )
+    for start in range(0, len(found), width):
+        busy, rpm, tpm, latency, cool = found[start : start + PICKING]
+        state = State()  # the defaults: a deployment no call has touched
+        if busy:
+            state.busy = busy[0]
+        if rpm or tpm:
+            state.rpm = rpm[0] if rpm else 0
+            state.tpm = tpm[0] if tpm else 0
+            state.window_left = max(rpm[1] if rpm else 0.0, tpm[1] if tpm else 0.0)
+        if latency:
+            state.latency_ms = latency[0]
+        if cool:
+            state.cooling = cool[1]
+        if width > PICKING:
+            seen, probe = found[start + PICKING : start + width]
+            state.idle = seen is None
+            if probe is not None:
+                state.probe_ok = probe[0] == 1
+                state.probe_age = max(0.0, PROBE_TTL - probe[1])
+        states.append(state)
     return states
+
+
+def group_keys(group: Group, width: int) -> list[str]:
+    """The keys a pick reads of ``group``: the first ``width`` fields of every
+    deployment, in the group's order (made once per group and width)."""
+    return _group_keys(group.name, tuple(d.spec for d in group.deployments), width)
+
+
+# The charges every call of a deployment makes alike are made once (a Charge is frozen,
+# so one object serves every call); only the tokens' charge differs from call to call.
+
+
+@functools.lru_cache(maxsize=4096)
+def busy_charge_of(key: str, limit: int | None) -> Charge:
+    return Charge(key=key, amount=1, limit=limit, ttl=BUSY_TTL, refresh=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def request_charge_of(key: str, limit: int | None) -> Charge:
+    return Charge(key=key, amount=1, limit=limit, ttl=WINDOW)
+
+
+@functools.lru_cache(maxsize=4096)
+def freed_charge_of(key: str) -> Charge:
+    return Charge(key=key, amount=-1)
 
 
 def busy_charge(keys: dict[str, str], limit: int | None) -> Charge:
     """One call more in flight (refused when that would pass ``limit``)."""
-    return Charge(key=keys["busy"], amount=1, limit=limit, ttl=BUSY_TTL, refresh=True)
+    return busy_charge_of(keys["busy"], limit)
+
+
+def freed_charge(keys: dict[str, str]) -> Charge:
+    """One call less in flight (the call ended)."""
+    return freed_charge_of(keys["busy"])
 
 
 def window_charges(keys: dict[str, str], deployment: Deployment, tokens: int) -> list[Charge]:
     """One request and ``tokens`` in the deployment's minute windows."""
     return [
-        Charge(key=keys["rpm"], amount=1, limit=deployment.rpm, ttl=WINDOW),
+        request_charge_of(keys["rpm"], deployment.rpm),
         Charge(key=keys["tpm"], amount=tokens, limit=deployment.tpm, ttl=WINDOW),
     ]
 
