@@ -20,7 +20,17 @@ from typing import TYPE_CHECKING, Any
 from modelplug import find_policies, hookimpl
 
 if TYPE_CHECKING:
-    from modelplug import CallContext, Event, Request, Route, Settings
+    from modelplug import (
+        CallContext,
+        Embeddings,
+        EmbedRequest,
+        Event,
+        Request,
+        Route,
+        Settings,
+        TranscribeRequest,
+        Transcript,
+    )
 
     from .policy import RouterPolicy
 
@@ -29,8 +39,10 @@ __all__ = [
     "RouterPolicy",
     "modelplug_close",
     "modelplug_describe_route",
+    "modelplug_embed",
     "modelplug_resolve",
     "modelplug_stream",
+    "modelplug_transcribe",
 ]
 
 modelplug_policy = "router"
@@ -74,6 +86,32 @@ def modelplug_stream(
     from .policy import default_policy
 
     return (yield from default_policy().wrapper(route, request, client))
+
+
+@hookimpl(wrapper=True)
+def modelplug_embed(
+    route: Route, request: EmbedRequest, client: CallContext
+) -> Generator[None, Awaitable[Embeddings] | None, Awaitable[Embeddings] | None]:
+    """An embedding call on a group: a deployment picked, a failed one handed over, as
+    for a stream. Every other route passes through untouched."""
+    if route.endpoint.type != GROUP_TYPE or own_policy(client):
+        return (yield)
+    from .policy import default_policy
+
+    return (yield from default_policy().embed_wrapper(route, request, client))
+
+
+@hookimpl(wrapper=True)
+def modelplug_transcribe(
+    route: Route, request: TranscribeRequest, client: CallContext
+) -> Generator[None, Awaitable[Transcript] | None, Awaitable[Transcript] | None]:
+    """A transcription on a group, as an embedding call. Every other route passes
+    through untouched."""
+    if route.endpoint.type != GROUP_TYPE or own_policy(client):
+        return (yield)
+    from .policy import default_policy
+
+    return (yield from default_policy().transcribe_wrapper(route, request, client))
 
 
 @hookimpl

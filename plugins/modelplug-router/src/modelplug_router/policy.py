@@ -18,7 +18,7 @@ import random as _random
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from modelplug import (
     Done,
@@ -52,7 +52,17 @@ from .strategies import Candidate, Picker
 if TYPE_CHECKING:
     from decimal import Decimal
 
-    from modelplug import CallContext, Event, Request, Route, Settings
+    from modelplug import (
+        CallContext,
+        Embeddings,
+        EmbedRequest,
+        Event,
+        Request,
+        Route,
+        Settings,
+        TranscribeRequest,
+        Transcript,
+    )
     from modelplug_kit import CounterStore, Setting
 
     from .state import State
@@ -67,6 +77,10 @@ SHORT_COOLDOWN = frozenset({"rate_limit", "overloaded", "transient"})
 PICK_TRIES = 64  # reads before least-busy takes its pick without checking it is still least
 
 HookWrapper = Generator[None, "AsyncIterator[Event] | None", "AsyncIterator[Event] | None"]
+EmbedWrapper = Generator[None, "Awaitable[Embeddings] | None", "Awaitable[Embeddings] | None"]
+TranscribeWrapper = Generator[None, "Awaitable[Transcript] | None", "Awaitable[Transcript] | None"]
+# What a one-answer call returns (Embeddings, Transcript).
+Answer = TypeVar("Answer", "Embeddings", "Transcript")
 
 
 class RouterPolicy:
@@ -113,6 +127,18 @@ class RouterPolicy:
     def modelplug_stream(self, route: Route, request: Request, client: CallContext) -> HookWrapper:
         return (yield from self.wrapper(route, request, client))
 
+    @hookimpl(wrapper=True)
+    def modelplug_embed(
+        self, route: Route, request: EmbedRequest, client: CallContext
+    ) -> EmbedWrapper:
+        return (yield from self.embed_wrapper(route, request, client))
+
+    @hookimpl(wrapper=True)
+    def modelplug_transcribe(
+        self, route: Route, request: TranscribeRequest, client: CallContext
+    ) -> TranscribeWrapper:
+        return (yield from self.transcribe_wrapper(route, request, client))
+
     @hookimpl
     def modelplug_close(self, client: CallContext) -> None:
         """Close the SQLite state file this policy's store for ``client`` may be."""
@@ -137,6 +163,83 @@ class RouterPolicy:
         if group is None:
             return None
         return self.events(group, route, request, client)
+
+    def embed_wrapper(
+        self, route: Route, request: EmbedRequest, client: CallContext
+    ) -> EmbedWrapper:
+        """:meth:`wrapper` for an embedding call: a group's is balanced like a stream."""
+        waiting = yield
+        group = self.group_of(route, waiting, client)
+        if group is None:
+            return waiting
+        tokens = estimate_tokens(sum(len(text) for text in request.inputs))
+        exclude = self.exclude(client)
+        return self.answer(
+            group, route, client, tokens, lambda to: client.open_embed(to, request, exclude=exclude)
+        )
+
+    def transcribe_wrapper(
+        self, route: Route, request: TranscribeRequest, client: CallContext
+    ) -> TranscribeWrapper:
+        """:meth:`wrapper` for a transcription: a group's is balanced like a stream (its
+        tpm window counts no tokens: the audio's are not known before the answer)."""
+        waiting = yield
+        group = self.group_of(route, waiting, client)
+        if group is None:
+            return waiting
+        exclude = self.exclude(client)
+        return self.answer(
+            group, route, client, 0, lambda to: client.open_transcribe(to, request, exclude=exclude)
+        )
+
+    def group_of(self, route: Route, served: object, client: CallContext) -> Group | None:
+        """The group a call on ``route`` is balanced over; None when another plugin
+        served it or the route is no group's."""
+        if route.endpoint.type != GROUP_TYPE or served is not None:
+            return None
+        return group_named(client.settings, route.model)
+
+    async def answer(
+        self,
+        group: Group,
+        route: Route,
+        client: CallContext,
+        tokens: int,
+        call: Callable[[Route], Awaitable[Answer]],
+    ) -> Answer:
+        """A one-answer call (embeddings, a transcription) on ``group``: a deployment
+        picked and asked; a failure it may not share cools it and the next is asked, as
+        for a stream that failed before output. The answer names the deployment."""
+        store = self.store_for(client)
+        tried: set[int] = set()
+        last_error: Exception | None = None
+        while True:
+            taken = await self.take(group, store, client, tokens, tried)
+            if taken is None:
+                raise last_error or no_room(group, route)
+            index, deployment_route, keys, latency = taken
+            tried.add(index)
+            started = self.clock()
+            used: int | None = None
+            sample: float | None = None
+            try:
+                result = await call(deployment_route)
+                sample = (self.clock() - started) * 1000
+                used = result.usage.total_input + result.usage.output
+                return result.model_copy(
+                    update={
+                        "route": result.route or deployment_route,
+                        "model": result.model or deployment_route.name,
+                    }
+                )
+            except Exception as exc:
+                if not hands_over(exc, deployment_route, client):
+                    raise
+                last_error = exc
+                seconds = cooldown_for(exc, deployment_route, client)
+                await store.settle([], [cooldown_setting(keys, seconds)])
+            finally:
+                await self.release(store, keys, tokens, used, latency, sample)
 
     # -- state --------------------------------------------------------------------------
 
