@@ -91,6 +91,8 @@ def choose_counter_store(
 def close_counter_file(client: CallContext, file_name: str) -> None:
     """Close this process's connection to ``client``'s counters file ``file_name``, if
     open; whoever counts there next opens it again."""
+    if not _FILES:
+        return  # no file was opened in this process: nothing to look up
     with _LOCK:
         found = _FILES.get(client.settings.data_dir() / file_name)
     if found is not None:
