@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from modelplug import ConfigError
+from modelplug import ConfigError, ModelplugError
 
 from .table import SECTION, Deadline, deadline_named
 
@@ -26,7 +26,10 @@ def refuse_loops(client: CallContext, deadline: Deadline) -> None:
 
 def _walk(client: CallContext, deadline: Deadline, path: list[str]) -> None:
     for key in ("slow", "fast"):
-        route = client.resolve(getattr(deadline, key))
+        try:
+            route = client.resolve(getattr(deadline, key))
+        except ModelplugError:
+            continue  # said where the call uses that route, as without this check
         if route.endpoint.type != PROVIDER:
             continue
         if route.model in path:
