@@ -105,3 +105,46 @@ def test_the_gateway_serves_a_group_to_the_openai_sdk(make_client: Any, router: 
     assert {r.parse().model for r in later} == {"g"}  # the name the caller asked for
     chats = [[r for r in s.requests if r.path == "/v1/chat/completions"] for s in (east, west)]
     assert [len(c) for c in chats] == [2, 4]
+
+
+EMBEDDINGS = (
+    Path(__file__).resolve().parents[2]
+    / "modelplug-openai-compat"
+    / "tests"
+    / "recordings"
+    / "openai_embeddings.json"
+)
+
+
+def test_the_gateway_serves_a_groups_embeddings_to_the_openai_sdk(
+    make_client: Any, router: Any
+) -> None:
+    east, west = WireServer().start(), WireServer().start()
+    try:
+        client = make_client(
+            router,
+            "modelplug-openai-compat",
+            config={
+                "providers": {
+                    "east": {"type": "openai-compatible", "base_url": east.url + "/v1"},
+                    "west": {"type": "openai-compatible", "base_url": west.url + "/v1"},
+                },
+                "groups": {"vectors": {"deployments": ["east/m", "west/m"]}},
+            },
+        )
+        path = "/v1/embeddings"
+        east.add_json(RATE_LIMITED, status=429, path=path)  # the first call goes east
+        west.add_file(EMBEDDINGS, path=path)
+        with running(Gateway(client, GatewaySettings(), OpenGate())) as url:
+            gpt = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+            raw = gpt.embeddings.with_raw_response.create(
+                model="vectors", input="The food was delicious.", encoding_format="float"
+            )
+    finally:
+        east.stop()
+        west.stop()
+    assert raw.headers["x-modelplug-route"] == "west/m"
+    answer = raw.parse()
+    assert answer.model == "vectors"
+    assert answer.data[0].embedding == [0.0023064255, -0.009327292, -0.0028842222]
+    assert [len(s.requests) for s in (east, west)] == [1, 1]
