@@ -11,8 +11,10 @@ enabled, modelplug async with the repetition guard off (what the guard costs: ta
 <= 1.03x), and, for chat, for reference, modelplug async with only the openai-compat
 plugin, which shows what the policies add. Each runs in its own process under callgrind
 twice, reading 1,000 and then 1,000 + N events from the loopback server (which runs in a
-child process, not counted). The difference divided by N is the cost of one event, free
-of start-up and set-up costs. Takes a few minutes per wire; needs valgrind.
+child process, not counted), each time after a 200-event warm-up stream (the same in
+both runs, so it cancels out) and a full collection (see GC_PHASE). The difference
+divided by N is the cost of one event, free of start-up and set-up costs. Takes a few
+minutes per wire; needs valgrind.
 """
 
 from __future__ import annotations
@@ -65,13 +67,13 @@ try:
 finally:
     proc.kill()
 """
-# Events of the uncounted-difference warm-up stream each run reads first.
+# Events of the warm-up stream each run reads first (the same in both: it cancels out).
 WARM_UP = 200
 # GC_PHASE: without the warm-up and the collection, where Python's older generations
 # stood when the counted stream began depended on everything the process had allocated
 # before (a new plugin, a larger first call), and one full collection of the whole heap
-# (~18 M instructions with every plugin loaded, sync) fell inside the 1,000 + N run and
-# not inside the 1,000 one, or the other way round: +/- 1.8k "per event" at N = 10,000
+# (~20 M instructions with every plugin loaded, sync) fell inside the 1,000 + N run and
+# not inside the 1,000 one, or the other way round: +/- 2k "per event" at N = 10,000
 # that no event caused. The timed bench (bench/stream.py) collects before each run too.
 
 READERS = ("raw sync", "raw async", "modelplug sync", "modelplug async")
