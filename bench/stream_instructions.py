@@ -11,13 +11,16 @@ enabled, modelplug async with the repetition guard off (what the guard costs: ta
 <= 1.03x), and, for chat, for reference, modelplug async with only the openai-compat
 plugin, which shows what the policies add. Each runs in its own process under callgrind
 twice, reading 1,000 and then 1,000 + N events from the loopback server (which runs in a
-child process, not counted). The difference divided by N is the cost of one event, free
-of start-up and set-up costs. Takes a few minutes per wire; needs valgrind.
+child process, not counted), each time after a 200-event warm-up stream (the same in
+both runs, so it cancels out) and a full collection (see GC_PHASE). The difference
+divided by N is the cost of one event, free of start-up and set-up costs. Takes a few
+minutes per wire; needs valgrind.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -27,12 +30,12 @@ from callgrind import count_instructions, have_valgrind
 HERE = Path(__file__).resolve().parent
 
 READER = """
-import asyncio, sys
+import asyncio, gc, sys
 sys.path.insert(0, {here!r})
 import stream as b
 wire, reader, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-proc, url = b.start_server(n, wire)
-try:
+
+def read(url):
     if reader == "raw sync":
         import httpx2
         b.raw_sync(httpx2.Client(timeout=60), url, wire)
@@ -48,9 +51,30 @@ try:
         loop = asyncio.new_event_loop()
         client = b.modelplug_client(url, wire, alone=alone)
         loop.run_until_complete(b.modelplug_async(client, **fields))
+
+# A short stream first, so that what the first call imports and builds is done; then a
+# full collection, so that the counted stream starts with the collector's generations
+# empty in every run (see GC_PHASE).
+proc, url = b.start_server({warm_up}, wire)
+try:
+    read(url)
+finally:
+    proc.kill()
+gc.collect()
+proc, url = b.start_server(n, wire)
+try:
+    read(url)
 finally:
     proc.kill()
 """
+# Events of the warm-up stream each run reads first (the same in both: it cancels out).
+WARM_UP = 200
+# GC_PHASE: without the warm-up and the collection, where Python's older generations
+# stood when the counted stream began depended on everything the process had allocated
+# before (a new plugin, a larger first call), and one full collection of the whole heap
+# (~20 M instructions with every plugin loaded, sync) fell inside the 1,000 + N run and
+# not inside the 1,000 one, or the other way round: +/- 2k "per event" at N = 10,000
+# that no event caused. The timed bench (bench/stream.py) collects before each run too.
 
 READERS = ("raw sync", "raw async", "modelplug sync", "modelplug async")
 ALONE = "modelplug async, openai-compat only"
@@ -61,7 +85,13 @@ TARGETS = {"chat": (1.3, 1.15), "responses": (1.5, 1.25), "ollama": (1.5, 1.25)}
 
 
 def instructions(script: Path, wire: str, reader: str, events: int) -> int:
-    return count_instructions([sys.executable, str(script), wire, reader, str(events)])
+    # One hash seed for every run: string hashes decide dict and set layouts, which
+    # moved a reader's count by a few hundred instructions per event from run to run.
+    environ = {**os.environ, "PYTHONHASHSEED": "0"}
+    command = [sys.executable, str(script), wire, reader, str(events)]
+    with tempfile.TemporaryDirectory() as scratch:
+        environ["MODELPLUG_CONFIG"] = os.path.join(scratch, "none.toml")
+        return count_instructions(command, env=environ, cwd=scratch)
 
 
 def per_event(script: Path, wire: str, reader: str, events: int) -> float:
@@ -108,7 +138,7 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory() as scratch:
         script = Path(scratch) / "reader.py"
-        script.write_text(READER.format(here=str(HERE)))
+        script.write_text(READER.format(here=str(HERE), warm_up=WARM_UP))
         counted = {wire: count_wire(script, wire, args.events) for wire in args.only}
     for wire, counts in counted.items():
         show(wire, counts)

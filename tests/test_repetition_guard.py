@@ -226,6 +226,64 @@ def test_modelplug_repetition_detector_is_not_asked_when_the_guard_is_off() -> N
     assert response.stop_reason == "end_turn"
 
 
+class Mixed:
+    """A provider whose deltas alternate: 5 characters of content, 3 of reasoning."""
+
+    name = "mixed"
+
+    @hookimpl
+    def modelplug_resolve(self, spec: str) -> Route | None:
+        if not spec.startswith("mixed/"):
+            return None
+        return Route(provider="mixed", model="m", endpoint=Endpoint(type="mixed"))
+
+    @hookimpl
+    def modelplug_stream(self, route: Route, request: Request) -> AsyncIterator[Event] | None:
+        return self.play() if route.endpoint.type == "mixed" else None
+
+    async def play(self) -> AsyncIterator[Event]:
+        for n in range(8):
+            yield TextDelta(text=f"text{n}")
+            yield ThinkingDelta(text=f"th{n}")
+        yield Done(response=Response.partial("mixed/m", "", ""))
+
+
+class Recorder:
+    """A plugin whose detector records what each scan was fed, and never trips."""
+
+    name = "recorder"
+
+    def __init__(self) -> None:
+        self.scans: list[tuple[str, str]] = []
+
+    @hookimpl
+    def modelplug_repetition_detector(self, route: Route) -> Any:
+        return self if route.provider == "mixed" else None
+
+    scan_every = 12
+
+    def scan(self, channel: str, text: str) -> Repetition | None:
+        self.scans.append((channel, text))
+        return None
+
+
+def test_each_channel_is_scanned_once_scan_every_of_its_characters_arrived() -> None:
+    """Each channel counts its own characters, and a scan is fed exactly the deltas of
+    that channel since its last scan: content at 15 and 30 characters (every third
+    5-character delta), reasoning at 12 and 24 (every fourth 3-character one)."""
+    recorder = Recorder()
+    with Client(plugins=[Mixed(), recorder], entry_points=False) as client:
+        response, events = run(client, "mixed/m")
+    assert response.repetition is None
+    assert len(events) == 17  # every delta shown, then the Done
+    assert recorder.scans == [
+        ("content", "text0text1text2"),
+        ("reasoning", "th0th1th2th3"),
+        ("content", "text3text4text5"),
+        ("reasoning", "th4th5th6th7"),
+    ]
+
+
 class ToolCaller:
     """A provider that always calls ``read_file`` with the same path."""
 

@@ -182,8 +182,10 @@ async def guarded_stream(
                 async for event in reader.source:
                     kind = type(event)
                     if kind is TextDelta:
-                        text.append(event.text)
-                        unscanned += len(event.text)
+                        # Read once: an attribute of a pydantic model is a slow lookup.
+                        piece = event.text
+                        text.append(piece)
+                        unscanned += len(piece)
                         if unscanned >= scan_every:
                             unscanned = 0
                             tripped = watch.scan("content", text)
@@ -200,8 +202,9 @@ async def guarded_stream(
                         reader.take(event)
                         break
                     elif kind is ThinkingDelta:
-                        thought.append(event.text)
-                        unthought += len(event.text)
+                        piece = event.text
+                        thought.append(piece)
+                        unthought += len(piece)
                         if unthought >= scan_every:
                             unthought = 0
                             tripped = watch.scan("reasoning", thought)

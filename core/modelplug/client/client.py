@@ -78,9 +78,10 @@ T = TypeVar("T")
 # batch would survive a young-generation garbage collection and be traversed again in
 # the older ones. Each hand-over costs a loop round trip (~15 us), so the batch is as
 # large as stays under the collector's threshold (700 new objects) beside a read's
-# framed events: measured in instructions per event, 256 is the least (128 and 512
-# cost 1% and 6% more).
-HANDOVER = 256
+# framed events (two tracked objects per delta: the model and its fields set).
+# Measured in instructions per event (bench/stream_instructions.py, 2026-12-07): 128
+# is the least, on Chat Completions and Ollama alike; 256 costs 0.9% more, 64 1.9%.
+HANDOVER = 128
 ECHO_NOTE = (
     "modelplug: no model chosen, so the built-in echo model answers. Choose one with "
     '-m provider/model, MODELPLUG_MODEL, or model = "provider/model" in your settings.'
