@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -27,6 +27,7 @@ from modelplug.contract.types import (
 )
 from modelplug.testing import calm_hypothesis
 from modelplug_kit import MemoryCounters
+from modelplug_kit.testing import WireServer
 from modelplug_router import RouterPolicy
 
 
@@ -148,6 +149,29 @@ def client_with(make_client: Callable[..., Client], router: RouterPolicy) -> Cal
     return make
 
 
+@pytest.fixture
+def servers() -> Iterator[tuple[WireServer, WireServer]]:
+    """Two deployments' servers on loopback, ``east`` and ``west``."""
+    east, west = WireServer().start(), WireServer().start()
+    yield east, west
+    east.stop()
+    west.stop()
+
+
+def two_servers(east: WireServer, west: WireServer, **group: Any) -> dict[str, Any]:
+    """Settings: openai-compatible providers ``east`` and ``west`` on the two servers,
+    the group ``g`` of ``east/m`` and ``west/m`` (and ``group``'s keys), rate limits
+    cooling a deployment for 30 s."""
+    return {
+        "providers": {
+            "east": {"type": "openai-compatible", "base_url": east.url + "/v1"},
+            "west": {"type": "openai-compatible", "base_url": west.url + "/v1"},
+        },
+        "groups": {"g": {"deployments": ["east/m", "west/m"], **group}},
+        "fallback": {"cooldown_rate_limit": 30},
+    }
+
+
 def labs(*names: str, **options: Any) -> list[Lab]:
     """One Lab per name, with the same options."""
     return [Lab(name, **options) for name in names]
@@ -158,7 +182,7 @@ def kit() -> Any:
     """The helpers above, for test modules (conftest cannot be imported by name)."""
     from types import SimpleNamespace
 
-    return SimpleNamespace(Lab=Lab, labs=labs, HTTPError=HTTPError)
+    return SimpleNamespace(Lab=Lab, labs=labs, HTTPError=HTTPError, two_servers=two_servers)
 
 
 calm_hypothesis()

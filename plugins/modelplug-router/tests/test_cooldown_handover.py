@@ -3,7 +3,6 @@ call lands on another deployment of the group before any fallback chain is walke
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,25 +18,6 @@ COMPAT = "modelplug-openai-compat"
 pytest.importorskip("modelplug_openai_compat", reason="the deployments are served through it")
 
 
-@pytest.fixture
-def servers() -> Iterator[tuple[WireServer, WireServer]]:
-    east, west = WireServer().start(), WireServer().start()
-    yield east, west
-    east.stop()
-    west.stop()
-
-
-def config(east: WireServer, west: WireServer, **group: Any) -> dict[str, Any]:
-    return {
-        "providers": {
-            "east": {"type": "openai-compatible", "base_url": east.url + "/v1"},
-            "west": {"type": "openai-compatible", "base_url": west.url + "/v1"},
-        },
-        "groups": {"g": {"deployments": ["east/m", "west/m"], **group}},
-        "fallback": {"cooldown_rate_limit": 30},
-    }
-
-
 def ok(server: WireServer) -> None:
     body = b"".join(
         line for line in RECORDING.read_bytes().splitlines(True) if not line.startswith(b"#")
@@ -47,6 +27,7 @@ def ok(server: WireServer) -> None:
 
 @pytest.mark.parametrize(("status", "payload"), [(429, RATE_LIMITED), (503, UNAVAILABLE)])
 def test_a_refused_call_lands_on_another_deployment_and_the_refuser_cools(
+    kit: Any,
     make_client: Any,
     router: Any,
     clock: Any,
@@ -55,7 +36,7 @@ def test_a_refused_call_lands_on_another_deployment_and_the_refuser_cools(
     payload: dict[str, Any],
 ) -> None:
     east, west = servers
-    client = make_client(router, COMPAT, config=config(east, west))
+    client = make_client(router, COMPAT, config=kit.two_servers(east, west))
     east.add_json(payload, status=status)
     ok(west)
     seen: list[Any] = []
@@ -80,10 +61,10 @@ def test_a_refused_call_lands_on_another_deployment_and_the_refuser_cools(
 
 
 def test_a_bad_request_is_not_handed_over(
-    make_client: Any, router: Any, servers: tuple[WireServer, WireServer]
+    kit: Any, make_client: Any, router: Any, servers: tuple[WireServer, WireServer]
 ) -> None:
     east, west = servers
-    client = make_client(router, COMPAT, config=config(east, west))
+    client = make_client(router, COMPAT, config=kit.two_servers(east, west))
     east.add_json({"error": {"message": "messages: invalid", "type": "invalid"}}, status=400)
     with pytest.raises(ModelError) as raised:
         client.complete("g", "hi")
@@ -92,12 +73,12 @@ def test_a_bad_request_is_not_handed_over(
 
 
 def test_the_groups_fallback_chain_comes_after_every_deployment(
-    make_client: Any, router: Any, servers: tuple[WireServer, WireServer]
+    kit: Any, make_client: Any, router: Any, servers: tuple[WireServer, WireServer]
 ) -> None:
     east, west = servers
     spare = WireServer().start()
     try:
-        settings = config(east, west)
+        settings = kit.two_servers(east, west)
         settings["providers"]["spare"] = {
             "type": "openai-compatible",
             "base_url": spare.url + "/v1",
@@ -116,12 +97,16 @@ def test_the_groups_fallback_chain_comes_after_every_deployment(
 
 
 def test_one_deployment_of_three_refusing_every_call_fails_no_call(
-    make_client: Any, router: Any, servers: tuple[WireServer, WireServer], clock: Any
+    kit: Any,
+    make_client: Any,
+    router: Any,
+    servers: tuple[WireServer, WireServer],
+    clock: Any,
 ) -> None:
     east, west = servers
     third = WireServer().start()
     try:
-        settings = config(east, west)
+        settings = kit.two_servers(east, west)
         settings["providers"]["third"] = {
             "type": "openai-compatible",
             "base_url": third.url + "/v1",

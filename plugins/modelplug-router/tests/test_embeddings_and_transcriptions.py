@@ -5,7 +5,6 @@ the caller's and is not handed over; every deployment refusing ends in the last 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,40 +15,21 @@ from modelplug_kit.testing import WireServer
 COMPAT = "modelplug-openai-compat"
 pytest.importorskip("modelplug_openai_compat", reason="the deployments are served through it")
 
-RECORDINGS = (
-    Path(__file__).resolve().parents[2] / "modelplug-openai-compat" / "tests" / "recordings"
-)
+RECORDINGS = Path(__file__).parent / "recordings"
 EMBEDDINGS = RECORDINGS / "openai_embeddings.json"
 TRANSCRIPT = RECORDINGS / "openai_transcription.json"
 RATE_LIMITED = {"error": {"message": "Rate limit reached", "type": "requests"}}
 BAD_REQUEST = {"error": {"message": "input is too long", "type": "invalid_request_error"}}
 
 
-@pytest.fixture
-def servers() -> Iterator[tuple[WireServer, WireServer]]:
-    east, west = WireServer().start(), WireServer().start()
-    yield east, west
-    east.stop()
-    west.stop()
-
-
-def config(east: WireServer, west: WireServer, **group: Any) -> dict[str, Any]:
-    return {
-        "providers": {
-            "east": {"type": "openai-compatible", "base_url": east.url + "/v1"},
-            "west": {"type": "openai-compatible", "base_url": west.url + "/v1"},
-        },
-        "groups": {"g": {"deployments": ["east/m", "west/m"], **group}},
-        "fallback": {"cooldown_rate_limit": 30},
-    }
-
-
 def test_embedding_calls_are_spread_over_the_deployments_by_weight(
-    make_client: Any, router: Any, servers: tuple[WireServer, WireServer]
+    kit: Any, make_client: Any, router: Any, servers: tuple[WireServer, WireServer]
 ) -> None:
     east, west = servers
     deployments = [{"spec": "east/m", "weight": 3}, {"spec": "west/m", "weight": 1}]
-    client = make_client(router, COMPAT, config=config(east, west, deployments=deployments))
+    client = make_client(
+        router, COMPAT, config=kit.two_servers(east, west, deployments=deployments)
+    )
     for _ in range(3):
         east.add_file(EMBEDDINGS)
     west.add_file(EMBEDDINGS)
@@ -62,10 +42,10 @@ def test_embedding_calls_are_spread_over_the_deployments_by_weight(
 
 
 def test_a_refused_embedding_call_lands_on_another_deployment_and_the_refuser_cools(
-    make_client: Any, router: Any, clock: Any, servers: tuple[WireServer, WireServer]
+    kit: Any, make_client: Any, router: Any, clock: Any, servers: tuple[WireServer, WireServer]
 ) -> None:
     east, west = servers
-    client = make_client(router, COMPAT, config=config(east, west))
+    client = make_client(router, COMPAT, config=kit.two_servers(east, west))
     east.add_json(RATE_LIMITED, status=429)
     west.add_file(EMBEDDINGS)
     assert client.embed("g", "hi").model == "west/m"  # east, picked first, refused it
@@ -80,10 +60,10 @@ def test_a_refused_embedding_call_lands_on_another_deployment_and_the_refuser_co
 
 
 def test_a_bad_embedding_request_is_the_callers_and_is_not_handed_over(
-    make_client: Any, router: Any, servers: tuple[WireServer, WireServer]
+    kit: Any, make_client: Any, router: Any, servers: tuple[WireServer, WireServer]
 ) -> None:
     east, west = servers
-    client = make_client(router, COMPAT, config=config(east, west))
+    client = make_client(router, COMPAT, config=kit.two_servers(east, west))
     east.add_json(BAD_REQUEST, status=400)
     with pytest.raises(ModelError, match="input is too long"):
         client.embed("g", "hi")
@@ -91,10 +71,10 @@ def test_a_bad_embedding_request_is_the_callers_and_is_not_handed_over(
 
 
 def test_when_every_deployment_refuses_the_last_refusal_is_the_error(
-    make_client: Any, router: Any, servers: tuple[WireServer, WireServer]
+    kit: Any, make_client: Any, router: Any, servers: tuple[WireServer, WireServer]
 ) -> None:
     east, west = servers
-    client = make_client(router, COMPAT, config=config(east, west))
+    client = make_client(router, COMPAT, config=kit.two_servers(east, west))
     east.add_json(RATE_LIMITED, status=429)
     west.add_json(RATE_LIMITED, status=429)
     with pytest.raises(ModelError) as caught:
@@ -104,10 +84,10 @@ def test_when_every_deployment_refuses_the_last_refusal_is_the_error(
 
 
 def test_a_transcription_on_a_group_is_handed_over_too(
-    make_client: Any, router: Any, servers: tuple[WireServer, WireServer]
+    kit: Any, make_client: Any, router: Any, servers: tuple[WireServer, WireServer]
 ) -> None:
     east, west = servers
-    client = make_client(router, COMPAT, config=config(east, west))
+    client = make_client(router, COMPAT, config=kit.two_servers(east, west))
     east.add_json(RATE_LIMITED, status=429)
     west.add_file(TRANSCRIPT)
     transcript = client.transcribe("g", b"RIFF....WAVEfmt ", filename="note.wav")
@@ -118,12 +98,12 @@ def test_a_transcription_on_a_group_is_handed_over_too(
 
 
 def test_modelplug_embed_of_the_installed_plugin_balances_a_group(
-    make_client: Any, servers: tuple[WireServer, WireServer]
+    kit: Any, make_client: Any, servers: tuple[WireServer, WireServer]
 ) -> None:
     # The entry point's default policy (its state in this machine's SQLite file); its
     # first pick is whichever its round robin is at, so east refuses whenever asked.
     east, west = servers
-    client = make_client(COMPAT, "modelplug-router", config=config(east, west))
+    client = make_client(COMPAT, "modelplug-router", config=kit.two_servers(east, west))
     east.add_json(RATE_LIMITED, status=429)
     west.add_file(EMBEDDINGS)
     assert client.embed("g", "hi").model == "west/m"
@@ -135,10 +115,10 @@ def test_modelplug_embed_of_the_installed_plugin_balances_a_group(
 
 
 def test_modelplug_transcribe_of_the_installed_plugin_balances_a_group(
-    make_client: Any, servers: tuple[WireServer, WireServer]
+    kit: Any, make_client: Any, servers: tuple[WireServer, WireServer]
 ) -> None:
     east, west = servers
-    client = make_client(COMPAT, "modelplug-router", config=config(east, west))
+    client = make_client(COMPAT, "modelplug-router", config=kit.two_servers(east, west))
     east.add_json(RATE_LIMITED, status=429)
     west.add_file(TRANSCRIPT)
     assert client.transcribe("g", b"RIFF....WAVEfmt ", filename="a.wav").model == "west/m"

@@ -107,13 +107,7 @@ def test_the_gateway_serves_a_group_to_the_openai_sdk(make_client: Any, router: 
     assert [len(c) for c in chats] == [2, 4]
 
 
-EMBEDDINGS = (
-    Path(__file__).resolve().parents[2]
-    / "modelplug-openai-compat"
-    / "tests"
-    / "recordings"
-    / "openai_embeddings.json"
-)
+EMBEDDINGS = Path(__file__).parent / "recordings" / "openai_embeddings.json"
 
 
 def test_the_gateway_serves_a_groups_embeddings_to_the_openai_sdk(

@@ -236,10 +236,23 @@ class RouterPolicy:
                 if not hands_over(exc, deployment_route, client):
                     raise
                 last_error = exc
-                seconds = cooldown_for(exc, deployment_route, client)
-                await store.settle([], [cooldown_setting(keys, seconds)])
+                await self.cool_down(store, keys, exc, deployment_route, client)
             finally:
                 await self.release(store, keys, tokens, used, latency, sample)
+
+    async def cool_down(
+        self,
+        store: CounterStore,
+        keys: dict[str, str],
+        exc: Exception,
+        route: Route,
+        client: CallContext,
+    ) -> float:
+        """Cool the deployment ``route`` down after ``exc`` (the fallback policy's
+        times); the seconds."""
+        seconds = cooldown_for(exc, route, client)
+        await store.settle([], [cooldown_setting(keys, seconds)])
+        return seconds
 
     # -- state --------------------------------------------------------------------------
 
@@ -317,8 +330,7 @@ class RouterPolicy:
                 if produced or not hands_over(exc, deployment_route, client):
                     raise
                 last_error = exc
-                seconds = cooldown_for(exc, deployment_route, client)
-                await store.settle([], [cooldown_setting(keys, seconds)])
+                seconds = await self.cool_down(store, keys, exc, deployment_route, client)
                 failed = (
                     f"{deployment_route.name} failed ({describe(exc, deployment_route, client)})"
                     f" and cools down for {seconds:g} s"
