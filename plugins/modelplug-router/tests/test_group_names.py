@@ -99,3 +99,14 @@ def test_a_group_among_a_groups_deployments_is_a_config_error(
     with pytest.raises(ConfigError, match=f"deployment '{inner}' is a group") as raised:
         client.complete("g", "hi")
     assert "[groups.g]" in str(raised.value) and "fallback chain" in str(raised.value)
+
+
+def test_a_group_named_through_an_alias_is_the_same_config_error(
+    client_with: Any, kit: Any
+) -> None:
+    groups = {"g": {"deployments": ["inner"]}, "h": {"deployments": ["a/m"]}}
+    a = kit.Lab("a")
+    client = client_with(a, groups=groups, config={"aliases": {"inner": "h"}})
+    with pytest.raises(ConfigError, match="deployment 'inner' is a group"):
+        client.complete("g", "hi")
+    assert a.calls == 0

@@ -81,13 +81,17 @@ def refuse_nested(group: Group, groups: Mapping[str, Group]) -> None:
     """A ConfigError when a deployment of ``group`` is another group: the router opens a
     deployment's stream past itself, so a group there could never answer."""
     for deployment in group.deployments:
-        inner = deployment.spec.removeprefix("group/")
-        if inner in groups:
-            raise ConfigError(
-                f"[groups.{group.name}] deployment {deployment.spec!r} is a group; a "
-                "group's deployments are provider routes (list that group's deployments "
-                "here, or put it in the fallback chain)"
-            )
+        if deployment.spec.removeprefix("group/") in groups:
+            raise nested_group(group, deployment.spec)
+
+
+def nested_group(group: Group, spec: str) -> ConfigError:
+    """The error for a deployment ``spec`` of ``group`` that is (or names) a group."""
+    return ConfigError(
+        f"[groups.{group.name}] deployment {spec!r} is a group; a group's deployments "
+        "are provider routes (list that group's deployments here, or put it in the "
+        "fallback chain)"
+    )
 
 
 def group_named(settings: Settings, name: str) -> Group | None:

@@ -35,7 +35,7 @@ from modelplug import (
 )
 from modelplug_kit import Charge
 
-from .groups import GROUP_TYPE, Group, group_named, group_route
+from .groups import GROUP_TYPE, Group, group_named, group_route, nested_group
 from .state import (
     busy_charge,
     cooldown_setting,
@@ -405,6 +405,8 @@ class RouterPolicy:
             except ModelplugError:
                 tried.add(index)
                 continue
+            if route.endpoint.type == GROUP_TYPE:  # through an alias or a role
+                raise nested_group(group, deployment.spec)
             keys = keys_of(group, deployment)
             limit = deployment.max_parallel
             if group.strategy == "least-busy" and attempt < PICK_TRIES - 1:
