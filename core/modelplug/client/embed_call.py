@@ -7,19 +7,17 @@ reason (the pydantic types load here, not when a Client is made).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from modelplug.client.calls import clean_error
+from modelplug.client.plugin_answer import plugin_answer
 from modelplug.contract.errors import (
     ErrorClass,
     ModelError,
-    ModelplugError,
     RequestError,
-    describe_error,
 )
 from modelplug.contract.secrets import redact_data
 from modelplug.contract.types import Embeddings, EmbedRequest
@@ -88,30 +86,16 @@ async def guarded_embed(
     too_long = overlong_input(route, request)
     if too_long is not None:
         raise too_long
-    waiting = client.open_embed(route, request)
-    failure: ModelplugError | None = None
-    result: Embeddings | None = None
-    try:
-        result = await waiting
-    except ModelplugError as exc:
-        failure = exc
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        raise
-    except Exception as exc:
-        error_class = client.classify(exc, route)
-        failure = ModelError(describe_error(exc, error_class), error_class=error_class, route=route)
-        failure.__cause__ = exc
-        failure.__suppress_context__ = True
-    if failure is None and result is not None and len(result.vectors) != len(request.inputs):
-        failure = ModelError(
-            f"the {route.provider} plugin returned {len(result.vectors)} vectors for "
-            f"{len(request.inputs)} inputs",
-            error_class=ErrorClass(kind="other", reason="wrong number of vectors"),
-            route=route,
+    result = await plugin_answer(client, route, client.open_embed(route, request))
+    if len(result.vectors) != len(request.inputs):
+        raise clean_error(
+            ModelError(
+                f"the {route.provider} plugin returned {len(result.vectors)} vectors for "
+                f"{len(request.inputs)} inputs",
+                error_class=ErrorClass(kind="other", reason="wrong number of vectors"),
+                route=route,
+            )
         )
-    if failure is not None:
-        raise clean_error(failure)
-    assert result is not None
     return _finish(client, route, result)
 
 

@@ -8,14 +8,13 @@ for the same reason (the pydantic types load here, not when a Client is made).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from modelplug.client.calls import clean_error
-from modelplug.contract.errors import ModelError, ModelplugError, RequestError, describe_error
+from modelplug.client.plugin_answer import plugin_answer
+from modelplug.contract.errors import RequestError
 from modelplug.contract.secrets import redact_data
 from modelplug.contract.transcripts import TranscribeRequest, Transcript
 
@@ -67,23 +66,7 @@ async def guarded_transcribe(
     """:meth:`Client.atranscribe`'s body."""
     request = transcribe_request(audio, filename, fields)
     route = client.route_for(spec)
-    waiting = client.open_transcribe(route, request)
-    failure: ModelplugError | None = None
-    result: Transcript | None = None
-    try:
-        result = await waiting
-    except ModelplugError as exc:
-        failure = exc
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        raise
-    except Exception as exc:
-        error_class = client.classify(exc, route)
-        failure = ModelError(describe_error(exc, error_class), error_class=error_class, route=route)
-        failure.__cause__ = exc
-        failure.__suppress_context__ = True
-    if failure is not None:
-        raise clean_error(failure)
-    assert result is not None
+    result = await plugin_answer(client, route, client.open_transcribe(route, request))
     return _finish(client, route, result)
 
 
